@@ -1,0 +1,55 @@
+# SVM: run `make demo` for the main job and `make test` for the tests.
+SHELL := /bin/bash
+export PATH := /usr/local/go/bin:$(PATH)
+GO ?= go
+
+# The pure packages: no I/O, run under the race detector.
+PURE := ./diff/... ./protocol/... ./lrc/... ./lock/... ./barrier/... ./dsm/rank/...
+SEEDS ?= 100000
+FUZZTIME ?= 60s
+
+.PHONY: all setup build lint test demo bench soak fuzz clean
+
+all: build
+
+setup:
+	@scripts/setup
+
+build: setup
+	$(GO) build ./...
+	$(GO) build -o bin/svmf ./cmd/svmf
+
+lint:
+	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+
+# Unit, property and scenario tests, fuzz seed corpora, 2000 simulated
+# random programs; then the race detector on the pure packages and on 200
+# simulated programs.
+test: setup lint
+	$(GO) test ./...
+	$(GO) test -race $(PURE)
+	$(GO) test -race ./dsm/sim -run 'TestRandomPrograms$$' -sim.seeds=200
+
+# The main job. Until the runtime lands (step 2) it is the protocol simulator
+# running red-black SOR as the TreadMarks study did, with the counts beside
+# TreadMarks' published ones.
+demo: build
+	bin/svmf sim sor
+
+bench: setup
+	$(GO) test -run='^$$' -bench=. -benchmem ./diff/ ./protocol/
+
+# A long soak of the simulator: SEEDS random programs of 24 phases.
+soak: setup
+	$(GO) test ./dsm/sim -run 'TestRandomPrograms$$' -sim.seeds=$(SEEDS) -sim.phases=24 -timeout 0
+
+# Each fuzz target for FUZZTIME.
+fuzz: setup
+	$(GO) test ./diff -run='^$$' -fuzz='^FuzzCreate$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./diff -run='^$$' -fuzz='^FuzzApply$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./diff -run='^$$' -fuzz='^FuzzMerge$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./protocol -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME)
+
+clean:
+	rm -rf bin

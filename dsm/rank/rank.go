@@ -1,0 +1,423 @@
+// Package rank is the protocol engine of one rank of an SVM job. It joins the
+// lrc, lock and barrier state machines: the application's synchronization
+// calls and page faults, and the messages of other ranks, go in; messages to
+// other ranks and actions on the application's page mappings come out.
+//
+// Like the packages it joins it is a pure state machine in the style of etcd's
+// raft: no I/O, no clock, no goroutine. The engine of the runtime and the
+// deterministic simulator drive the same code.
+package rank
+
+import (
+	"fmt"
+
+	"github.com/svmcluster/svm/barrier"
+	"github.com/svmcluster/svm/lock"
+	"github.com/svmcluster/svm/lrc"
+	"github.com/svmcluster/svm/protocol"
+)
+
+// Config describes one rank of a job.
+type Config struct {
+	Rank, NProcs int
+	PageSize     int
+	Pages        int
+	Locks        uint32
+	Barriers     uint32
+	// GCThreshold is the protocol metadata, in bytes at any one rank, above
+	// which a whole-job barrier collects the history all ranks share.
+	GCThreshold int64
+	// Prefetch: see lrc.Config.
+	Prefetch bool
+}
+
+// Defaults for a job.
+const (
+	DefaultLocks       = 1024
+	DefaultBarriers    = 64
+	DefaultGCThreshold = 64 << 20
+)
+
+// Ready is what the rank produced since the last call to Ready.
+type Ready struct {
+	// Messages go to other ranks, in any order.
+	Messages []protocol.Envelope
+	// Actions change the application's page mappings, in this order, before
+	// the application continues.
+	Actions []lrc.Action
+	// Done: the outstanding Acquire, Barrier or Validate finished.
+	Done bool
+}
+
+// Stats counts this rank's protocol events.
+type Stats struct {
+	lrc.Stats
+	LockAcquiresLocal, LockAcquiresRemote int64
+	Barriers                              int64
+}
+
+type opKind uint8
+
+const (
+	opNone opKind = iota
+	opAcquire
+	opBarrier
+	opValidate
+)
+
+func (k opKind) String() string {
+	return [...]string{"none", "lock acquire", "barrier", "validate"}[k]
+}
+
+// op is the application's outstanding synchronous call.
+type op struct {
+	kind         opKind
+	id           uint32 // lock or barrier id
+	members      []int  // barrier processor set, nil: every rank
+	first, count uint32 // validate range
+	write        bool
+	// collecting: the barrier has departed and waits for this rank's pages
+	// to be validated for garbage collection.
+	collecting bool
+}
+
+// Rank is the protocol engine of one rank.
+type Rank struct {
+	cfg      Config
+	limits   protocol.Limits
+	lrc      *lrc.State
+	locks    *lock.Table
+	barriers *barrier.Table
+	op       op
+	// knownBy holds, per barrier manager, this rank's vector time when it last
+	// left one of that manager's barriers: the manager knew at least that.
+	knownBy map[int]protocol.VectorTime
+	// floor is the history collected everywhere: every rank knows it.
+	floor protocol.VectorTime
+	// collectUpTo is the history to drop at the next whole-job barrier.
+	collectUpTo protocol.VectorTime
+	out         Ready
+	stats       Stats
+}
+
+// New returns the engine of rank cfg.Rank over the rank's memory mem.
+func New(cfg Config, mem []byte) (*Rank, error) {
+	l, err := lrc.New(lrc.Config{Rank: cfg.Rank, NProcs: cfg.NProcs, PageSize: cfg.PageSize, Pages: cfg.Pages, Prefetch: cfg.Prefetch}, mem)
+	if err != nil {
+		return nil, err
+	}
+	locks, err := lock.New(lock.Config{Self: cfg.Rank, NProcs: cfg.NProcs, Locks: cfg.Locks})
+	if err != nil {
+		return nil, err
+	}
+	barriers, err := barrier.New(barrier.Config{Self: cfg.Rank, NProcs: cfg.NProcs, Barriers: cfg.Barriers})
+	if err != nil {
+		return nil, err
+	}
+	if cfg.GCThreshold <= 0 {
+		return nil, fmt.Errorf("rank: garbage collection threshold %d bytes", cfg.GCThreshold)
+	}
+	return &Rank{
+		cfg:      cfg,
+		limits:   protocol.Limits{NProcs: cfg.NProcs, Pages: uint32(cfg.Pages), Locks: cfg.Locks, Barriers: cfg.Barriers},
+		lrc:      l,
+		locks:    locks,
+		barriers: barriers,
+		knownBy:  make(map[int]protocol.VectorTime),
+		floor:    make(protocol.VectorTime, cfg.NProcs),
+	}, nil
+}
+
+// Ready returns and clears what the rank produced.
+func (r *Rank) Ready() Ready {
+	out := r.lrc.TakeOutput()
+	r.out.Messages = append(r.out.Messages, out.Messages...)
+	r.out.Actions = append(r.out.Actions, out.Actions...)
+	rd := r.out
+	r.out = Ready{}
+	return rd
+}
+
+// Busy reports whether an Acquire, Barrier or Validate is outstanding.
+func (r *Rank) Busy() bool { return r.op.kind != opNone }
+
+// Stats returns the rank's counters.
+func (r *Rank) Stats() Stats {
+	s := r.stats
+	s.Stats = r.lrc.Stats()
+	return s
+}
+
+// PageState returns the coherence state of page p.
+func (r *Rank) PageState(p uint32) lrc.PageState { return r.lrc.PageState(p) }
+
+// VT returns the rank's vector time.
+func (r *Rank) VT() protocol.VectorTime { return r.lrc.VT() }
+
+// Metadata returns the bytes of protocol metadata the rank holds.
+func (r *Rank) Metadata() int64 { return r.lrc.Metadata() }
+
+func (r *Rank) begin(o op) error {
+	if r.op.kind != opNone {
+		return fmt.Errorf("rank %d: %v called while a %v is in progress", r.cfg.Rank, o.kind, r.op.kind)
+	}
+	r.op = o
+	return nil
+}
+
+func (r *Rank) done() {
+	r.op = op{}
+	r.out.Done = true
+}
+
+func (r *Rank) send(to int, m protocol.Message) {
+	r.out.Messages = append(r.out.Messages, protocol.Envelope{From: r.cfg.Rank, To: to, Msg: m})
+}
+
+// Fault handles an access to page p that trapped. The page is mapped by a
+// later action, at once if the rank's copy is current.
+func (r *Rank) Fault(p uint32, write bool) error {
+	return r.lrc.Fault(p, write)
+}
+
+// Validate makes pages [first, first+count) current and mapped (writable if
+// write), fetching what is missing in as few messages as possible. Ready
+// reports Done when they are.
+func (r *Rank) Validate(first, count uint32, write bool) error {
+	if err := r.begin(op{kind: opValidate, first: first, count: count, write: write}); err != nil {
+		return err
+	}
+	if err := r.lrc.Validate(first, count, write); err != nil {
+		r.op = op{}
+		return err
+	}
+	r.progress()
+	return nil
+}
+
+// Acquire acquires lock id. Ready reports Done when the lock is held and the
+// writes that preceded its release are visible.
+func (r *Rank) Acquire(id uint32) error {
+	if err := r.begin(op{kind: opAcquire, id: id}); err != nil {
+		return err
+	}
+	r.lrc.CloseInterval()
+	local, send, err := r.locks.Acquire(id, r.lrc.VT())
+	if err != nil {
+		r.op = op{}
+		return err
+	}
+	r.out.Messages = append(r.out.Messages, send...)
+	if local {
+		r.stats.LockAcquiresLocal++
+		r.done()
+	}
+	return nil
+}
+
+// Release releases lock id, passing it on if another rank waits for it.
+func (r *Rank) Release(id uint32) error {
+	if r.op.kind != opNone {
+		return fmt.Errorf("rank %d: lock release called while a %v is in progress", r.cfg.Rank, r.op.kind)
+	}
+	if !r.locks.Held(id) {
+		_, err := r.locks.Release(id) // reports the misuse precisely
+		return err
+	}
+	r.lrc.CloseInterval()
+	g, err := r.locks.Release(id)
+	if err != nil {
+		return err
+	}
+	return r.grant(g)
+}
+
+func (r *Rank) grant(g *lock.Grant) error {
+	if g == nil {
+		return nil
+	}
+	ivs, err := r.lrc.IntervalsFor(g.VT)
+	if err != nil {
+		return fmt.Errorf("granting lock %d to rank %d: %w", g.Lock, g.To, err)
+	}
+	r.send(g.To, &protocol.LockGrant{Lock: g.Lock, Intervals: ivs})
+	return nil
+}
+
+// Barrier waits at barrier id with the processor set members (nil or empty:
+// every rank). Ready reports Done when every member has arrived and this
+// rank has merged what they wrote before arriving.
+func (r *Rank) Barrier(id uint32, members []int) error {
+	set, err := barrier.Normalize(members, r.cfg.NProcs)
+	if err != nil {
+		return err
+	}
+	if err := r.begin(op{kind: opBarrier, id: id, members: set}); err != nil {
+		return err
+	}
+	r.lrc.CloseInterval()
+	mgr := barrier.Manager(id, set, r.cfg.NProcs)
+	ivs, err := r.lrc.IntervalsFor(r.knownByManager(mgr))
+	if err != nil {
+		r.op = op{}
+		return err
+	}
+	res, err := r.barriers.Arrive(&protocol.BarrierArrive{
+		Barrier:   id,
+		Members:   set,
+		VT:        r.lrc.VT(),
+		Intervals: ivs,
+		Metadata:  uint64(r.lrc.Metadata()),
+	})
+	if err != nil {
+		r.op = op{}
+		return err
+	}
+	return r.barrierResult(res)
+}
+
+func (r *Rank) knownByManager(mgr int) protocol.VectorTime {
+	vt := r.floor.Clone()
+	if k := r.knownBy[mgr]; k != nil {
+		vt.Merge(k)
+	}
+	return vt
+}
+
+// Step handles one message from another rank.
+func (r *Rank) Step(env protocol.Envelope) error {
+	if env.To != r.cfg.Rank {
+		return fmt.Errorf("rank %d got a message addressed to rank %d", r.cfg.Rank, env.To)
+	}
+	if env.From < 0 || env.From >= r.cfg.NProcs || env.From == r.cfg.Rank {
+		return fmt.Errorf("rank %d got a message from rank %d", r.cfg.Rank, env.From)
+	}
+	if err := r.limits.Check(env.Msg); err != nil {
+		return fmt.Errorf("message from rank %d: %w", env.From, err)
+	}
+	var err error
+	switch m := env.Msg.(type) {
+	case *protocol.LockRequest, *protocol.LockGrant:
+		var res lock.Result
+		if res, err = r.locks.Step(env.From, m); err == nil {
+			err = r.lockResult(res)
+		}
+	case *protocol.BarrierArrive, *protocol.BarrierDepart:
+		var res barrier.Result
+		if res, err = r.barriers.Step(env.From, m); err == nil {
+			err = r.barrierResult(res)
+		}
+	case *protocol.DiffRequest:
+		err = r.lrc.HandleDiffRequest(env.From, m)
+	case *protocol.DiffResponse:
+		if err = r.lrc.HandleDiffResponse(env.From, m); err == nil {
+			r.progress()
+		}
+	default:
+		err = fmt.Errorf("unexpected message %v", env.Msg.Type())
+	}
+	if err != nil {
+		return fmt.Errorf("rank %d: %w", r.cfg.Rank, err)
+	}
+	return nil
+}
+
+func (r *Rank) lockResult(res lock.Result) error {
+	r.out.Messages = append(r.out.Messages, res.Send...)
+	if err := r.grant(res.Grant); err != nil {
+		return err
+	}
+	if g := res.Acquired; g != nil {
+		if r.op.kind != opAcquire || r.op.id != g.Lock {
+			return fmt.Errorf("grant of lock %d while waiting for %v", g.Lock, r.op.kind)
+		}
+		if err := r.lrc.Acquire(g.Intervals); err != nil {
+			return fmt.Errorf("grant of lock %d: %w", g.Lock, err)
+		}
+		r.stats.LockAcquiresRemote++
+		r.done()
+	}
+	return nil
+}
+
+func (r *Rank) barrierResult(res barrier.Result) error {
+	r.out.Messages = append(r.out.Messages, res.Send...)
+	if c := res.Complete; c != nil {
+		return r.completeBarrier(c)
+	}
+	if d := res.Departed; d != nil {
+		if r.op.kind != opBarrier || r.op.id != d.Barrier {
+			return fmt.Errorf("departure from barrier %d while waiting for %v", d.Barrier, r.op.kind)
+		}
+		if err := r.lrc.Acquire(d.Intervals); err != nil {
+			return fmt.Errorf("departure from barrier %d: %w", d.Barrier, err)
+		}
+		// The manager knew everything this rank now knows.
+		r.knownBy[barrier.Manager(d.Barrier, r.op.members, r.cfg.NProcs)] = r.lrc.VT()
+		return r.leaveBarrier(d.GC, r.op.members == nil)
+	}
+	return nil
+}
+
+// completeBarrier runs at a barrier's manager once every member has arrived:
+// merge what they brought, answer each with what it lacks, and leave.
+func (r *Rank) completeBarrier(c *barrier.Complete) error {
+	whole := len(c.Arrivals[0].Members) == 0
+	collect := false
+	var ivs []protocol.Interval
+	for _, a := range c.Arrivals {
+		ivs = append(ivs, a.Intervals...)
+		collect = collect || (whole && a.Metadata > uint64(r.cfg.GCThreshold))
+	}
+	if err := r.lrc.Acquire(ivs); err != nil {
+		return fmt.Errorf("barrier %d: %w", c.Barrier, err)
+	}
+	for _, a := range c.Arrivals {
+		if a.From == r.cfg.Rank {
+			continue
+		}
+		lacking, err := r.lrc.IntervalsFor(a.VT)
+		if err != nil {
+			return fmt.Errorf("barrier %d: departure of rank %d: %w", c.Barrier, a.From, err)
+		}
+		r.send(a.From, &protocol.BarrierDepart{Barrier: c.Barrier, Episode: a.Episode, Intervals: lacking, GC: collect})
+	}
+	if err := r.barriers.Leave(c.Barrier); err != nil {
+		return err
+	}
+	return r.leaveBarrier(collect, whole)
+}
+
+// leaveBarrier finishes a barrier at any member. A whole-job barrier proves
+// that every rank finished the validation of the last collection, so the
+// history it covered can go now. If this barrier starts a collection, the
+// rank validates all its pages before the barrier returns.
+func (r *Rank) leaveBarrier(collect, whole bool) error {
+	r.stats.Barriers++
+	if whole && r.collectUpTo != nil {
+		if err := r.lrc.Collect(r.collectUpTo); err != nil {
+			return err
+		}
+		r.floor = r.collectUpTo
+		r.collectUpTo = nil
+	}
+	if !collect {
+		r.done()
+		return nil
+	}
+	r.collectUpTo = r.lrc.VT()
+	r.op.collecting = true
+	r.lrc.ValidateAll()
+	r.progress()
+	return nil
+}
+
+// progress finishes the outstanding call if the diffs it waited for are in.
+func (r *Rank) progress() {
+	switch {
+	case r.op.kind == opValidate && r.lrc.Ready(r.op.first, r.op.count, r.op.write):
+		r.done()
+	case r.op.kind == opBarrier && r.op.collecting && r.lrc.Invalid() == 0:
+		r.done()
+	}
+}

@@ -1,0 +1,509 @@
+// Package sim is a deterministic simulator of an SVM job: N ranks, each with
+// its own page memory and a simulated MMU, running the real protocol engine
+// (package rank over lrc, lock, barrier and protocol) with every message
+// encoded and decoded by the real codec. A seeded scheduler reorders, delays
+// and interleaves messages and rank steps.
+//
+// Every read the simulated programs make is checked against a reference
+// memory updated in the simulation's global order: for the data-race-free
+// programs the simulator runs, that is the value a sequentially consistent
+// execution with the same synchronization order returns. The first mismatch,
+// protocol error or deadlock stops the run with a trace that the seed replays.
+//
+// The simulator is test infrastructure: it does no I/O besides what its
+// caller asks to print.
+package sim
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/svmcluster/svm/dsm/rank"
+	"github.com/svmcluster/svm/lrc"
+	"github.com/svmcluster/svm/protocol"
+)
+
+// Config describes a simulated job.
+type Config struct {
+	NProcs      int
+	Pages       int
+	PageSize    int
+	Locks       uint32
+	Barriers    uint32
+	GCThreshold int64
+	Prefetch    bool
+	// Seed drives the random scheduler; Run with Random set uses it.
+	Seed uint64
+	// Trace keeps every event; otherwise only the last traceTail are kept.
+	Trace bool
+}
+
+const traceTail = 200
+
+// perm is a simulated MMU permission.
+type perm uint8
+
+const (
+	permNone perm = iota
+	permRead
+	permWrite
+)
+
+// Sim is one simulated job.
+type Sim struct {
+	cfg    Config
+	rng    *rand.Rand
+	ranks  []*simRank
+	flight []flight
+	ref    []byte
+	trace  []string
+	events int
+	stats  Stats
+	// maxMetadata is the most protocol metadata any rank held at any time.
+	maxMetadata int64
+	err         error
+}
+
+type flight struct {
+	from, to int
+	body     []byte
+}
+
+type simRank struct {
+	id    int
+	eng   *rank.Rank
+	mem   []byte
+	mmu   []perm
+	queue []Op
+	cur   *Op
+	// waitDone: the current op waits for the engine's Done.
+	waitDone bool
+	// waitPage >= 0: the current op waits for that page to be mapped with waitPerm.
+	waitPage int
+	waitPerm perm
+}
+
+// Stats counts the messages of a run.
+type Stats struct {
+	Messages map[protocol.MsgType]int64
+	Bytes    map[protocol.MsgType]int64
+}
+
+// Total is the number of messages and bytes of every type.
+func (st Stats) Total() (msgs, bytes int64) {
+	for _, typ := range protocol.MsgTypes {
+		msgs += st.Messages[typ]
+		bytes += st.Bytes[typ]
+	}
+	return msgs, bytes
+}
+
+// String is a table of messages and bytes by type.
+func (st Stats) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-14s %8s %12s\n", "type", "messages", "bytes")
+	for _, typ := range protocol.MsgTypes {
+		if st.Messages[typ] != 0 {
+			fmt.Fprintf(&b, "%-14s %8d %12d\n", typ, st.Messages[typ], st.Bytes[typ])
+		}
+	}
+	msgs, bytes := st.Total()
+	fmt.Fprintf(&b, "%-14s %8d %12d\n", "total", msgs, bytes)
+	return b.String()
+}
+
+// maxMemory bounds the memory of a simulation: one region per rank and the
+// reference.
+const maxMemory = 8 << 30
+
+// New returns a simulated job with every rank's memory zero.
+func New(cfg Config) (*Sim, error) {
+	if cfg.NProcs < 1 || cfg.Pages < 1 || cfg.PageSize < 1 {
+		return nil, fmt.Errorf("sim: %d ranks, %d pages of %d bytes", cfg.NProcs, cfg.Pages, cfg.PageSize)
+	}
+	if total := int64(cfg.NProcs+1) * int64(cfg.Pages) * int64(cfg.PageSize); total > maxMemory {
+		return nil, fmt.Errorf("sim: %d ranks with a %d-byte region need %d GiB, more than the %d GiB limit",
+			cfg.NProcs, int64(cfg.Pages)*int64(cfg.PageSize), total>>30, maxMemory>>30)
+	}
+	s := &Sim{
+		cfg:   cfg,
+		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
+		ref:   make([]byte, cfg.Pages*cfg.PageSize),
+		stats: Stats{Messages: map[protocol.MsgType]int64{}, Bytes: map[protocol.MsgType]int64{}},
+	}
+	for r := range cfg.NProcs {
+		mem := make([]byte, cfg.Pages*cfg.PageSize)
+		eng, err := rank.New(rank.Config{
+			Rank: r, NProcs: cfg.NProcs, PageSize: cfg.PageSize, Pages: cfg.Pages,
+			Locks: cfg.Locks, Barriers: cfg.Barriers, GCThreshold: cfg.GCThreshold, Prefetch: cfg.Prefetch,
+		}, mem)
+		if err != nil {
+			return nil, err
+		}
+		s.ranks = append(s.ranks, &simRank{id: r, eng: eng, mem: mem, mmu: make([]perm, cfg.Pages), waitPage: -1})
+	}
+	return s, nil
+}
+
+// Err returns the failure that stopped the simulation, if any.
+func (s *Sim) Err() error { return s.err }
+
+// Stats returns the message counts so far.
+func (s *Sim) Stats() Stats { return s.stats }
+
+// RankStats returns rank r's protocol counters.
+func (s *Sim) RankStats(r int) rank.Stats { return s.ranks[r].eng.Stats() }
+
+// MaxMetadata returns the most protocol metadata, in bytes, that any rank
+// held at any point of the run.
+func (s *Sim) MaxMetadata() int64 { return s.maxMetadata }
+
+// ResetStats zeroes the message counts (e.g. after a warm-up).
+func (s *Sim) ResetStats() {
+	clear(s.stats.Messages)
+	clear(s.stats.Bytes)
+}
+
+// Enqueue appends ops to rank r's program.
+func (s *Sim) Enqueue(r int, ops ...Op) { s.ranks[r].queue = append(s.ranks[r].queue, ops...) }
+
+// Trace returns the recorded events.
+func (s *Sim) Trace() []string { return s.trace }
+
+func (s *Sim) logf(format string, args ...any) {
+	s.events++
+	line := fmt.Sprintf("%6d ", s.events) + fmt.Sprintf(format, args...)
+	s.trace = append(s.trace, line)
+	if !s.cfg.Trace && len(s.trace) > 2*traceTail {
+		s.trace = slices.Clone(s.trace[len(s.trace)-traceTail:])
+	}
+}
+
+func (s *Sim) fail(format string, args ...any) {
+	if s.err == nil {
+		s.err = fmt.Errorf(format, args...)
+		s.logf("FAIL: %v", s.err)
+	}
+}
+
+// Failure describes the failure with the end of the trace, for a test log.
+func (s *Sim) Failure() string {
+	if s.err == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d: %v\nlast events:\n", s.cfg.Seed, s.err)
+	tail := s.trace
+	if len(tail) > traceTail {
+		tail = tail[len(tail)-traceTail:]
+	}
+	for _, l := range tail {
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// runnable reports whether rank r can take a step.
+func (s *Sim) runnable(r *simRank) bool {
+	switch {
+	case r.cur == nil:
+		return len(r.queue) > 0
+	case r.waitDone:
+		return false
+	case r.waitPage >= 0:
+		return r.mmu[r.waitPage] >= r.waitPerm
+	}
+	return true
+}
+
+// Idle reports whether every program finished and no message is in flight.
+func (s *Sim) Idle() bool {
+	if len(s.flight) > 0 {
+		return false
+	}
+	for _, r := range s.ranks {
+		if r.cur != nil || len(r.queue) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Run runs the ranks' programs until they all finish, something fails or
+// nothing can move. With random set, the next event is chosen by the seeded
+// generator among every deliverable message and every runnable rank; without
+// it, the oldest message goes first and ranks run in rank order.
+func (s *Sim) Run(random bool) error {
+	var ready []int
+	for s.err == nil {
+		ready = ready[:0]
+		for i, r := range s.ranks {
+			if s.runnable(r) {
+				ready = append(ready, i)
+			}
+		}
+		choices := len(ready) + len(s.flight)
+		if choices == 0 {
+			break
+		}
+		var pick int
+		if random {
+			pick = s.rng.IntN(choices)
+		} else if len(s.flight) > 0 {
+			pick = len(ready)
+		}
+		if pick < len(ready) {
+			s.step(s.ranks[ready[pick]])
+		} else {
+			s.deliver(pick - len(ready))
+		}
+	}
+	if s.err == nil && !s.Idle() {
+		var stuck []string
+		for _, r := range s.ranks {
+			if r.cur != nil {
+				stuck = append(stuck, fmt.Sprintf("rank %d in %v", r.id, r.cur))
+			}
+		}
+		s.fail("deadlock: nothing can move; %s", strings.Join(stuck, "; "))
+	}
+	return s.err
+}
+
+func (s *Sim) deliver(i int) {
+	f := s.flight[i]
+	s.flight = slices.Delete(s.flight, i, i+1)
+	m, err := protocol.Decode(f.body)
+	if err != nil {
+		s.fail("decoding a message %d→%d: %v", f.from, f.to, err)
+		return
+	}
+	s.logf("deliver %d→%d %s", f.from, f.to, describe(m))
+	r := s.ranks[f.to]
+	if err := r.eng.Step(protocol.Envelope{From: f.from, To: f.to, Msg: m}); err != nil {
+		s.fail("%v", err)
+		return
+	}
+	s.collect(r)
+}
+
+// collect carries out what rank r's engine produced: page actions on its MMU,
+// messages into flight, and the end of a waiting call.
+func (s *Sim) collect(r *simRank) bool {
+	rd := r.eng.Ready()
+	s.maxMetadata = max(s.maxMetadata, r.eng.Metadata())
+	for _, a := range rd.Actions {
+		s.act(r, a)
+	}
+	for _, env := range rd.Messages {
+		if env.From != r.id || env.To == r.id || env.To < 0 || env.To >= len(s.ranks) {
+			s.fail("rank %d sent %v from %d to %d", r.id, env.Msg.Type(), env.From, env.To)
+			return false
+		}
+		body, err := protocol.Encode(env.Msg)
+		if err != nil {
+			s.fail("encoding %v: %v", env.Msg.Type(), err)
+			return false
+		}
+		s.stats.Messages[env.Msg.Type()]++
+		s.stats.Bytes[env.Msg.Type()] += int64(len(body))
+		s.flight = append(s.flight, flight{from: env.From, to: env.To, body: body})
+	}
+	if rd.Done {
+		if !r.waitDone && r.cur == nil {
+			s.fail("rank %d: engine reported a call done, but none was waiting", r.id)
+			return false
+		}
+		if r.waitDone {
+			s.logf("rank %d: %v done", r.id, r.cur)
+			r.waitDone = false
+			r.cur = nil
+		}
+	}
+	return rd.Done
+}
+
+func (s *Sim) act(r *simRank, a lrc.Action) {
+	p := a.Page
+	if int(p) >= len(r.mmu) {
+		s.fail("rank %d: action %v on page %d beyond the region", r.id, a.Kind, p)
+		return
+	}
+	was := r.mmu[p]
+	switch a.Kind {
+	case lrc.ActInvalidate:
+		if was == permNone {
+			s.fail("rank %d: invalidate of unmapped page %d", r.id, p)
+		}
+		r.mmu[p] = permNone
+	case lrc.ActWriteProtect:
+		if was != permWrite {
+			s.fail("rank %d: write-protect of page %d, which is not writable", r.id, p)
+		}
+		r.mmu[p] = permRead
+	case lrc.ActMapReadOnly:
+		if was == permWrite {
+			s.fail("rank %d: page %d mapped read-only while writable, without a write-protect", r.id, p)
+		}
+		r.mmu[p] = permRead
+	case lrc.ActMapReadWrite:
+		r.mmu[p] = permWrite
+	default:
+		s.fail("rank %d: unknown action %v", r.id, a.Kind)
+	}
+}
+
+// step advances rank r's program by one op, or as far as it can.
+func (s *Sim) step(r *simRank) {
+	if r.cur == nil {
+		op := r.queue[0]
+		r.queue = r.queue[1:]
+		r.cur = &op
+		if !s.start(r) {
+			return
+		}
+	}
+	s.access(r)
+}
+
+// start begins a synchronization op; it reports whether the op is an access
+// that still has to run.
+func (s *Sim) start(r *simRank) bool {
+	op := r.cur
+	s.logf("rank %d: %v", r.id, op)
+	var err error
+	switch op.Kind {
+	case OpLock:
+		err = r.eng.Acquire(op.ID)
+	case OpUnlock:
+		err = r.eng.Release(op.ID)
+	case OpBarrier:
+		err = r.eng.Barrier(op.ID, op.Members)
+	case OpValidate:
+		err = r.eng.Validate(uint32(op.Addr), uint32(op.Len), op.Write)
+	default:
+		return true
+	}
+	if err != nil {
+		s.fail("rank %d: %v: %v", r.id, op, err)
+		return false
+	}
+	if op.Kind == OpUnlock {
+		s.collect(r)
+		r.cur = nil
+		return false
+	}
+	r.waitDone = true
+	s.collect(r)
+	return false
+}
+
+// access faults in every page the current op touches and then performs it.
+func (s *Sim) access(r *simRank) {
+	op := r.cur
+	r.waitPage = -1
+	for _, need := range op.pages(s.cfg.PageSize) {
+		p := need.page
+		if r.mmu[p] >= need.perm {
+			continue
+		}
+		if err := r.eng.Fault(uint32(p), need.perm == permWrite); err != nil {
+			s.fail("rank %d: fault on page %d: %v", r.id, p, err)
+			return
+		}
+		s.logf("rank %d: %s fault on page %d", r.id, need.perm, p)
+		s.collect(r)
+		if s.err != nil {
+			return
+		}
+		if r.mmu[p] < need.perm {
+			r.waitPage, r.waitPerm = p, need.perm
+			return
+		}
+	}
+	m := &Mem{s: s, r: r}
+	op.run(m)
+	r.cur = nil
+}
+
+func (p perm) String() string { return [...]string{"none", "read", "write"}[p] }
+
+// Mem is a rank's view of shared memory while an op runs: loads are checked
+// against the reference memory, stores go to both.
+type Mem struct {
+	s *Sim
+	r *simRank
+}
+
+// Load returns n bytes at addr, failing the run if they differ from the
+// reference.
+func (m *Mem) Load(addr, n int) []byte {
+	got := m.r.mem[addr : addr+n]
+	if want := m.s.ref[addr : addr+n]; !bytes.Equal(got, want) {
+		m.s.fail("rank %d read [%#x,+%d) = %s, want %s", m.r.id, addr, n, short(got), short(want))
+	}
+	return got
+}
+
+// Store writes data at addr.
+func (m *Mem) Store(addr int, data []byte) {
+	copy(m.r.mem[addr:], data)
+	copy(m.s.ref[addr:], data)
+}
+
+func short(b []byte) string {
+	if len(b) > 32 {
+		return fmt.Sprintf("%x…(%d bytes)", b[:32], len(b))
+	}
+	return fmt.Sprintf("%x", b)
+}
+
+// Memory returns rank r's copy of shared memory (for scripts and checks).
+func (s *Sim) Memory(r int) []byte { return s.ranks[r].mem }
+
+// Reference returns the reference memory.
+func (s *Sim) Reference() []byte { return s.ref }
+
+func describe(m protocol.Message) string {
+	switch m := m.(type) {
+	case *protocol.LockRequest:
+		return fmt.Sprintf("%v lock=%d requester=%d vt=%v", m.Type(), m.Lock, m.Requester, m.VT)
+	case *protocol.LockGrant:
+		return fmt.Sprintf("%v lock=%d intervals=%s", m.Type(), m.Lock, intervals(m.Intervals))
+	case *protocol.BarrierArrive:
+		members := "all"
+		if len(m.Members) != 0 {
+			members = fmt.Sprint(m.Members)
+		}
+		return fmt.Sprintf("%v barrier=%d members=%s vt=%v intervals=%s", m.Type(), m.Barrier, members, m.VT, intervals(m.Intervals))
+	case *protocol.BarrierDepart:
+		return fmt.Sprintf("%v barrier=%d intervals=%s gc=%v", m.Type(), m.Barrier, intervals(m.Intervals), m.GC)
+	case *protocol.DiffRequest:
+		var parts []string
+		for _, p := range m.Pages {
+			parts = append(parts, fmt.Sprintf("%d:%v", p.Page, p.Intervals))
+		}
+		return fmt.Sprintf("%v id=%d pages=[%s]", m.Type(), m.ID, strings.Join(parts, " "))
+	case *protocol.DiffResponse:
+		var parts []string
+		for _, p := range m.Pages {
+			for _, d := range p.Diffs {
+				parts = append(parts, fmt.Sprintf("%d:%v/%dB", p.Page, d.Interval, len(d.Diff)))
+			}
+		}
+		return fmt.Sprintf("%v id=%d diffs=[%s]", m.Type(), m.ID, strings.Join(parts, " "))
+	}
+	return m.Type().String()
+}
+
+func intervals(ivs []protocol.Interval) string {
+	var parts []string
+	for _, iv := range ivs {
+		parts = append(parts, fmt.Sprintf("%v%v", iv.ID, iv.Pages))
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}

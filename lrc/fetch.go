@@ -1,0 +1,341 @@
+package lrc
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/svmcluster/svm/diff"
+	"github.com/svmcluster/svm/protocol"
+)
+
+// plan groups the diffs to fetch by the writer to ask.
+type plan struct {
+	byRank [][]protocol.PageIntervals
+}
+
+func (s *State) newPlan() *plan {
+	return &plan{byRank: make([][]protocol.PageIntervals, s.cfg.NProcs)}
+}
+
+// sources assigns each pending write notice of page p to the rank to ask for
+// its diff. Only writers whose newest pending interval no other writer's
+// dominates are asked: a writer whose interval follows another's applied that
+// one's diff before writing, and holds it.
+func (s *State) sources(p uint32) [][]protocol.IntervalID {
+	pg := &s.pages[p]
+	n := s.cfg.NProcs
+	newest := make([]*protocol.Interval, n)
+	for _, id := range pg.pending {
+		if newest[id.Rank] == nil || newest[id.Rank].ID.Index < id.Index {
+			newest[id.Rank] = s.interval(id)
+		}
+	}
+	var asked []*protocol.Interval
+	for w, iv := range newest {
+		if iv == nil {
+			continue
+		}
+		dominated := false
+		for x, other := range newest {
+			if x != w && other != nil && other.VT[w] >= iv.ID.Index {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			asked = append(asked, iv)
+		}
+	}
+	byRank := make([][]protocol.IntervalID, n)
+	for _, id := range pg.pending {
+		for _, iv := range asked {
+			if iv.VT.Covers(id) {
+				byRank[iv.ID.Rank] = append(byRank[iv.ID.Rank], id)
+				break
+			}
+		}
+	}
+	for _, ids := range byRank {
+		slices.SortFunc(ids, compareID)
+	}
+	return byRank
+}
+
+func compareID(a, b protocol.IntervalID) int {
+	return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Index, b.Index))
+}
+
+func (s *State) planPage(pl *plan, p uint32) {
+	for r, ids := range s.sources(p) {
+		if len(ids) > 0 {
+			pl.byRank[r] = append(pl.byRank[r], protocol.PageIntervals{Page: p, Intervals: ids})
+		}
+	}
+}
+
+// addPrefetch adds to a fault's plan the invalid pages that were in use and
+// whose diffs only the writers already asked need to supply.
+func (s *State) addPrefetch(pl *plan, primary uint32) {
+	kept := s.usedList[:0]
+	added := 0
+	for _, q := range s.usedList {
+		pg := &s.pages[q]
+		if !pg.used {
+			pg.listed = false
+			continue
+		}
+		kept = append(kept, q)
+		if q == primary || pg.state != Invalid || pg.fetching > 0 || added >= s.cfg.PrefetchLimit {
+			continue
+		}
+		src := s.sources(q)
+		covered := true
+		for r, ids := range src {
+			if len(ids) > 0 && len(pl.byRank[r]) == 0 {
+				covered = false
+				break
+			}
+		}
+		if !covered {
+			continue
+		}
+		for r, ids := range src {
+			if len(ids) > 0 {
+				pl.byRank[r] = append(pl.byRank[r], protocol.PageIntervals{Page: q, Intervals: ids})
+			}
+		}
+		added++
+		s.stats.Prefetched++
+	}
+	clear(s.usedList[len(kept):])
+	s.usedList = kept
+}
+
+// send turns a plan into one diff request per writer.
+func (s *State) send(pl *plan) {
+	for r, pages := range pl.byRank {
+		if len(pages) == 0 {
+			continue
+		}
+		slices.SortFunc(pages, func(a, b protocol.PageIntervals) int { return cmp.Compare(a.Page, b.Page) })
+		s.nextReqID++
+		id := s.nextReqID
+		s.requests[id] = &request{to: r, pages: pages}
+		for _, pi := range pages {
+			s.pages[pi.Page].fetching++
+		}
+		s.out.Messages = append(s.out.Messages, protocol.Envelope{
+			From: s.cfg.Rank, To: r,
+			Msg: &protocol.DiffRequest{ID: id, Pages: pages},
+		})
+	}
+}
+
+// HandleDiffRequest answers rank from's request for diffs with the diffs this
+// rank made or holds, making its own lazy diffs as needed.
+func (s *State) HandleDiffRequest(from int, m *protocol.DiffRequest) error {
+	resp := &protocol.DiffResponse{ID: m.ID, Pages: make([]protocol.PageDiffs, 0, len(m.Pages))}
+	for _, pr := range m.Pages {
+		if err := s.checkPage(pr.Page); err != nil {
+			return fmt.Errorf("diff request %d from rank %d: %w", m.ID, from, err)
+		}
+		pd := protocol.PageDiffs{Page: pr.Page, Diffs: make([]protocol.IntervalDiff, 0, len(pr.Intervals))}
+		for _, id := range pr.Intervals {
+			d, err := s.diffOf(pr.Page, id)
+			if err != nil {
+				return fmt.Errorf("diff request %d from rank %d: %w", m.ID, from, err)
+			}
+			pd.Diffs = append(pd.Diffs, protocol.IntervalDiff{Interval: id, Diff: d})
+		}
+		resp.Pages = append(resp.Pages, pd)
+	}
+	s.out.Messages = append(s.out.Messages, protocol.Envelope{From: s.cfg.Rank, To: from, Msg: resp})
+	return nil
+}
+
+func (s *State) diffOf(p uint32, id protocol.IntervalID) (diff.Diff, error) {
+	pg := &s.pages[p]
+	if id.Rank == s.cfg.Rank && pg.twin != nil && pg.twinFor == id.Index {
+		s.makeDiff(p)
+	}
+	if h := findDiff(pg, id); h != nil {
+		return h.d, nil
+	}
+	return nil, fmt.Errorf("rank %d holds no diff of page %d for interval %v", s.cfg.Rank, p, id)
+}
+
+func findDiff(pg *page, id protocol.IntervalID) *held {
+	for i := range pg.diffs {
+		if pg.diffs[i].id == id {
+			return &pg.diffs[i]
+		}
+	}
+	return nil
+}
+
+// HandleDiffResponse takes the diffs rank from sent for one of this rank's
+// requests. A page whose requests have all been answered gets its diffs
+// applied in happens-before order and is mapped for the accesses waiting.
+func (s *State) HandleDiffResponse(from int, m *protocol.DiffResponse) error {
+	req := s.requests[m.ID]
+	if req == nil {
+		return fmt.Errorf("diff response %d from rank %d answers no outstanding request", m.ID, from)
+	}
+	if err := s.checkResponse(req, from, m); err != nil {
+		return fmt.Errorf("diff response %d from rank %d: %w", m.ID, from, err)
+	}
+	delete(s.requests, m.ID)
+	for _, pd := range m.Pages {
+		pg := &s.pages[pd.Page]
+		for _, d := range pd.Diffs {
+			pg.diffs = append(pg.diffs, held{id: d.Interval, d: d.Diff})
+			s.metadata += int64(len(d.Diff))
+		}
+		pg.fetching--
+		if pg.fetching == 0 {
+			if err := s.settle(pd.Page); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkResponse verifies that a response answers exactly what was asked, in
+// the order asked, with well-formed diffs.
+func (s *State) checkResponse(req *request, from int, m *protocol.DiffResponse) error {
+	if req.to != from {
+		return fmt.Errorf("the request went to rank %d", req.to)
+	}
+	if len(m.Pages) != len(req.pages) {
+		return fmt.Errorf("%d pages answered, %d asked", len(m.Pages), len(req.pages))
+	}
+	for i, pd := range m.Pages {
+		asked := req.pages[i]
+		if pd.Page != asked.Page {
+			return fmt.Errorf("page %d answered where page %d was asked", pd.Page, asked.Page)
+		}
+		if len(pd.Diffs) != len(asked.Intervals) {
+			return fmt.Errorf("page %d: %d diffs answered, %d asked", pd.Page, len(pd.Diffs), len(asked.Intervals))
+		}
+		for j, d := range pd.Diffs {
+			if d.Interval != asked.Intervals[j] {
+				return fmt.Errorf("page %d: diff of interval %v answered where %v was asked", pd.Page, d.Interval, asked.Intervals[j])
+			}
+			if err := diff.Diff(d.Diff).Validate(s.cfg.PageSize); err != nil {
+				return fmt.Errorf("page %d, interval %v: %w", pd.Page, d.Interval, err)
+			}
+		}
+	}
+	return nil
+}
+
+// settle applies the diffs that arrived for page p in happens-before order.
+// If write notices remain (they arrived while the fetch was out) and someone
+// waits, it fetches again; otherwise the page is current and is mapped for
+// the accesses waiting on it.
+func (s *State) settle(p uint32) error {
+	pg := &s.pages[p]
+	var ready, still []protocol.IntervalID
+	for _, id := range pg.pending {
+		if findDiff(pg, id) != nil {
+			ready = append(ready, id)
+		} else {
+			still = append(still, id)
+		}
+	}
+	slices.SortFunc(ready, s.happensBefore)
+	page := s.pageBytes(p)
+	for _, id := range ready {
+		h := findDiff(pg, id)
+		if err := h.d.Apply(page); err != nil {
+			return fmt.Errorf("applying the diff of interval %v to page %d: %w", id, p, err)
+		}
+		s.stats.DiffsApplied++
+		s.stats.DiffBytesApplied += int64(len(h.d))
+	}
+	pg.pending = still
+	if len(still) > 0 {
+		if pg.want != wantNone || s.validateAll {
+			pl := s.newPlan()
+			s.planPage(pl, p)
+			s.send(pl)
+		}
+		return nil
+	}
+	pg.state = Unmapped
+	s.invalid--
+	if s.invalid == 0 {
+		s.validateAll = false
+	}
+	w, used := pg.want, pg.used
+	pg.want, pg.used = wantNone, false
+	switch {
+	case w == wantWrite:
+		s.beginWrite(p)
+	case w == wantRead || used:
+		pg.state = ReadOnly
+		s.act(ActMapReadOnly, p)
+	}
+	return nil
+}
+
+// happensBefore orders intervals by a linear extension of happens-before:
+// the sum of a vector time grows along every happens-before chain.
+func (s *State) happensBefore(a, b protocol.IntervalID) int {
+	return cmp.Or(cmp.Compare(s.interval(a).VT.Sum(), s.interval(b).VT.Sum()), cmp.Compare(a.Rank, b.Rank))
+}
+
+// Collect drops the history up to vector time upto — interval records, write
+// notices, diffs and twins — once every rank has applied all of it (each ran
+// ValidateAll, and a barrier since proved they finished). Memory is then as if
+// the history had been compacted into the pages.
+func (s *State) Collect(upto protocol.VectorTime) error {
+	if len(upto) != s.cfg.NProcs {
+		return fmt.Errorf("collect: vector time has %d entries, want %d", len(upto), s.cfg.NProcs)
+	}
+	if !s.vt.Dominates(upto) {
+		return fmt.Errorf("collect up to %v, beyond what rank %d knows (%v)", upto, s.cfg.Rank, s.vt)
+	}
+	for p := range s.pages {
+		for _, id := range s.pages[p].pending {
+			if upto.Covers(id) {
+				return fmt.Errorf("collect up to %v, but page %d still lacks the diff of interval %v", upto, p, id)
+			}
+		}
+	}
+	for r := range s.cfg.NProcs {
+		if upto[r] <= s.base[r] {
+			continue
+		}
+		k := upto[r] - s.base[r]
+		for _, iv := range s.log[r][:k] {
+			s.metadata -= intervalSize(iv)
+		}
+		s.log[r] = slices.Clone(s.log[r][k:])
+		s.base[r] = upto[r]
+	}
+	self := s.cfg.Rank
+	for p := range s.pages {
+		pg := &s.pages[p]
+		kept := pg.diffs[:0]
+		for _, h := range pg.diffs {
+			if upto.Covers(h.id) {
+				s.metadata -= int64(len(h.d))
+			} else {
+				kept = append(kept, h)
+			}
+		}
+		clear(pg.diffs[len(kept):])
+		pg.diffs = kept
+		if len(kept) == 0 {
+			pg.diffs = nil
+		}
+		if pg.twin != nil && pg.twinFor != 0 && pg.twinFor <= upto[self] {
+			s.dropTwin(pg)
+		}
+	}
+	s.stats.Collections++
+	return nil
+}

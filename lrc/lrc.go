@@ -1,0 +1,578 @@
+// Package lrc is the lazy release consistency engine of one rank, as a state
+// machine: the homeless multiple-writer protocol of TreadMarks.
+//
+// Execution is divided into intervals, closed at every release and acquire.
+// A closed interval that modified pages becomes a record with a vector time
+// and write notices (the pages it changed). An acquirer merges the intervals
+// it lacks and invalidates the pages they name; a fault on an invalid page
+// asks the smallest set of writers whose intervals are not dominated by
+// another's for the missing diffs — one request per writer, naming every page
+// it must supply — and applies them in happens-before order. Writes are caught
+// with twins; diffs are made lazily, byte-exact, when requested or before the
+// page changes again.
+//
+// Inputs are plain calls (Fault, CloseInterval, Acquire, HandleDiffRequest,
+// HandleDiffResponse, ...); outputs are protocol messages and page actions,
+// collected until TakeOutput. The page bytes are handed in at New as a slice
+// (the engine's view of the rank's memory, or plain memory in a simulator):
+// the package reads and writes them but never maps memory, does no I/O, keeps
+// no clock and starts no goroutine.
+package lrc
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/svmcluster/svm/diff"
+	"github.com/svmcluster/svm/protocol"
+)
+
+// Config describes one rank's view of a job's shared region.
+type Config struct {
+	Rank, NProcs int
+	PageSize     int
+	Pages        int
+	// Prefetch makes a fault also fetch the other invalid pages that were
+	// mapped when they were invalidated (so probably in use) and whose diffs
+	// the writers already being asked can supply: more pages per request,
+	// never more requests.
+	Prefetch bool
+	// PrefetchLimit caps the extra pages one fault fetches (0: 64).
+	PrefetchLimit int
+}
+
+const (
+	defaultPrefetchLimit = 64
+	// maxPooledTwins bounds the twin buffers kept for reuse.
+	maxPooledTwins = 256
+)
+
+// PageState is a page's coherence state at this rank.
+type PageState uint8
+
+// The page states.
+const (
+	// Unmapped: the rank's copy is current but the application has no mapping;
+	// the next access faults and is resolved locally.
+	Unmapped PageState = iota
+	// ReadOnly: current and mapped write-protected.
+	ReadOnly
+	// ReadWrite: current, mapped writable, with a twin for the open interval.
+	ReadWrite
+	// Invalid: write notices are not yet applied; unmapped; an access fetches diffs.
+	Invalid
+)
+
+func (s PageState) String() string {
+	switch s {
+	case Unmapped:
+		return "unmapped"
+	case ReadOnly:
+		return "read-only"
+	case ReadWrite:
+		return "read-write"
+	case Invalid:
+		return "invalid"
+	}
+	return fmt.Sprintf("PageState(%d)", uint8(s))
+}
+
+// ActionKind is what to do to the application's mapping of a page.
+type ActionKind uint8
+
+// The page actions.
+const (
+	// ActInvalidate drops the application's mapping: its copy is stale.
+	ActInvalidate ActionKind = iota + 1
+	// ActWriteProtect write-protects a page whose writing interval closed.
+	ActWriteProtect
+	// ActMapReadOnly maps a current page write-protected (and wakes faulters).
+	ActMapReadOnly
+	// ActMapReadWrite maps a current page writable (and wakes faulters).
+	ActMapReadWrite
+)
+
+func (k ActionKind) String() string {
+	switch k {
+	case ActInvalidate:
+		return "invalidate"
+	case ActWriteProtect:
+		return "write-protect"
+	case ActMapReadOnly:
+		return "map-ro"
+	case ActMapReadWrite:
+		return "map-rw"
+	}
+	return fmt.Sprintf("ActionKind(%d)", uint8(k))
+}
+
+// Action is one page action, to be carried out in order.
+type Action struct {
+	Kind ActionKind
+	Page uint32
+}
+
+// Output is what the state machine produced since the last TakeOutput.
+type Output struct {
+	Messages []protocol.Envelope
+	Actions  []Action
+}
+
+// Stats counts this rank's protocol events.
+type Stats struct {
+	ReadFaults, WriteFaults int64
+	Twins                   int64
+	// SilentPages counts pages written in an interval but unchanged at its
+	// end: no write notice, no diff.
+	SilentPages                    int64
+	Intervals                      int64
+	DiffsCreated, DiffBytesCreated int64
+	DiffsApplied, DiffBytesApplied int64
+	Invalidations                  int64
+	// Prefetched counts pages fetched along with a faulting page.
+	Prefetched  int64
+	Collections int64
+}
+
+type want uint8
+
+const (
+	wantNone want = iota
+	wantRead
+	wantWrite
+)
+
+type page struct {
+	state PageState
+	// want is the strongest access waiting for an invalid page.
+	want want
+	// used: the page was mapped when it was invalidated (a prefetch
+	// candidate); listed: it is in State.usedList.
+	used, listed bool
+	// twin is the page as it was before this rank's writes of interval twinFor
+	// (0 while that interval is open).
+	twin    []byte
+	twinFor uint32
+	// pending are the write notices whose diffs are not applied yet.
+	pending []protocol.IntervalID
+	// fetching counts outstanding diff requests that cover the page.
+	fetching int
+	// diffs are the diffs of this page this rank made or received.
+	diffs []held
+}
+
+type held struct {
+	id protocol.IntervalID
+	d  diff.Diff
+}
+
+type request struct {
+	to    int
+	pages []protocol.PageIntervals
+}
+
+// State is the consistency state of one rank.
+type State struct {
+	cfg  Config
+	mem  []byte
+	vt   protocol.VectorTime
+	base protocol.VectorTime // intervals up to base were collected
+	// log[r][k] is interval base[r]+1+k of rank r.
+	log   [][]*protocol.Interval
+	pages []page
+	dirty []uint32
+	// usedList holds candidate pages for prefetch; entries whose page is no
+	// longer used are dropped lazily.
+	usedList  []uint32
+	invalid   int
+	requests  map[uint32]*request
+	nextReqID uint32
+	// validateAll makes every settled page that is still stale fetch again.
+	validateAll bool
+	metadata    int64
+	twinPool    [][]byte
+	stats       Stats
+	out         Output
+}
+
+// New returns the state of rank cfg.Rank over mem, which holds cfg.Pages
+// pages of cfg.PageSize bytes and starts identical at every rank.
+func New(cfg Config, mem []byte) (*State, error) {
+	switch {
+	case cfg.NProcs <= 0 || cfg.Rank < 0 || cfg.Rank >= cfg.NProcs:
+		return nil, fmt.Errorf("lrc: rank %d of %d processes", cfg.Rank, cfg.NProcs)
+	case cfg.PageSize <= 0:
+		return nil, fmt.Errorf("lrc: page size %d", cfg.PageSize)
+	case cfg.Pages <= 0 || uint64(cfg.Pages) > 1<<32:
+		return nil, fmt.Errorf("lrc: %d pages", cfg.Pages)
+	case len(mem) != cfg.Pages*cfg.PageSize:
+		return nil, fmt.Errorf("lrc: memory of %d bytes for %d pages of %d bytes", len(mem), cfg.Pages, cfg.PageSize)
+	}
+	if cfg.PrefetchLimit == 0 {
+		cfg.PrefetchLimit = defaultPrefetchLimit
+	}
+	return &State{
+		cfg:      cfg,
+		mem:      mem,
+		vt:       make(protocol.VectorTime, cfg.NProcs),
+		base:     make(protocol.VectorTime, cfg.NProcs),
+		log:      make([][]*protocol.Interval, cfg.NProcs),
+		pages:    make([]page, cfg.Pages),
+		requests: make(map[uint32]*request),
+	}, nil
+}
+
+// VT returns a copy of the rank's vector time.
+func (s *State) VT() protocol.VectorTime { return s.vt.Clone() }
+
+// PageState returns the state of page p.
+func (s *State) PageState(p uint32) PageState { return s.pages[p].state }
+
+// Invalid returns how many pages are invalid.
+func (s *State) Invalid() int { return s.invalid }
+
+// Stats returns the event counters.
+func (s *State) Stats() Stats { return s.stats }
+
+// Metadata returns the bytes held for the protocol: twins, diffs and
+// interval records.
+func (s *State) Metadata() int64 { return s.metadata }
+
+// TakeOutput returns and clears the messages and actions produced so far.
+func (s *State) TakeOutput() Output {
+	out := s.out
+	s.out = Output{}
+	return out
+}
+
+func (s *State) act(k ActionKind, p uint32) {
+	s.out.Actions = append(s.out.Actions, Action{Kind: k, Page: p})
+}
+
+func (s *State) pageBytes(p uint32) []byte {
+	off := int(p) * s.cfg.PageSize
+	return s.mem[off : off+s.cfg.PageSize]
+}
+
+func (s *State) checkPage(p uint32) error {
+	if uint64(p) >= uint64(s.cfg.Pages) {
+		return fmt.Errorf("page %d out of range [0,%d)", p, s.cfg.Pages)
+	}
+	return nil
+}
+
+func (s *State) interval(id protocol.IntervalID) *protocol.Interval {
+	return s.log[id.Rank][id.Index-s.base[id.Rank]-1]
+}
+
+// Fault handles an access to page p that trapped. It maps the page at once if
+// the rank's copy is current; otherwise it asks for the missing diffs and maps
+// the page when they have been applied.
+func (s *State) Fault(p uint32, write bool) error {
+	if err := s.checkPage(p); err != nil {
+		return err
+	}
+	if write {
+		s.stats.WriteFaults++
+	} else {
+		s.stats.ReadFaults++
+	}
+	pg := &s.pages[p]
+	switch pg.state {
+	case Invalid:
+		pg.want = max(pg.want, wantOf(write))
+		if pg.fetching > 0 {
+			return nil
+		}
+		pl := s.newPlan()
+		s.planPage(pl, p)
+		if s.cfg.Prefetch {
+			s.addPrefetch(pl, p)
+		}
+		s.send(pl)
+	case ReadWrite:
+		// Another thread's fault on this page was resolved first.
+		s.act(ActMapReadWrite, p)
+	default:
+		if write {
+			s.beginWrite(p)
+		} else {
+			pg.state = ReadOnly
+			s.act(ActMapReadOnly, p)
+		}
+	}
+	return nil
+}
+
+func wantOf(write bool) want {
+	if write {
+		return wantWrite
+	}
+	return wantRead
+}
+
+// Validate makes pages [first, first+count) current and mapped, writable if
+// write is set, fetching every missing diff with one request per writer.
+// Ready reports when it is done.
+func (s *State) Validate(first, count uint32, write bool) error {
+	if count == 0 {
+		return nil
+	}
+	if uint64(first)+uint64(count) > uint64(s.cfg.Pages) {
+		return fmt.Errorf("pages [%d,%d) beyond the region's %d pages", first, uint64(first)+uint64(count), s.cfg.Pages)
+	}
+	pl := s.newPlan()
+	for p := first; p < first+count; p++ {
+		pg := &s.pages[p]
+		switch {
+		case pg.state == Invalid:
+			pg.want = max(pg.want, wantOf(write))
+			if pg.fetching == 0 {
+				s.planPage(pl, p)
+			}
+		case write && pg.state != ReadWrite:
+			s.beginWrite(p)
+		case pg.state == Unmapped:
+			pg.state = ReadOnly
+			s.act(ActMapReadOnly, p)
+		}
+	}
+	s.send(pl)
+	return nil
+}
+
+// Ready reports whether pages [first, first+count) are mapped, and writable
+// if write is set.
+func (s *State) Ready(first, count uint32, write bool) bool {
+	for p := first; p < first+count; p++ {
+		switch s.pages[p].state {
+		case ReadWrite:
+		case ReadOnly:
+			if write {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// ValidateAll fetches the diffs of every invalid page, so that afterwards no
+// rank needs the history this rank knows. Invalid reports when it is done.
+func (s *State) ValidateAll() {
+	s.validateAll = true
+	pl := s.newPlan()
+	for p := range s.pages {
+		if pg := &s.pages[p]; pg.state == Invalid && pg.fetching == 0 {
+			s.planPage(pl, uint32(p))
+		}
+	}
+	s.send(pl)
+}
+
+// beginWrite makes a current page writable: the diff of the interval that
+// last wrote it is made first, then a fresh twin.
+func (s *State) beginWrite(p uint32) {
+	pg := &s.pages[p]
+	if pg.twin != nil {
+		s.makeDiff(p)
+	}
+	pg.twin = s.newTwin(s.pageBytes(p))
+	pg.twinFor = 0
+	pg.state = ReadWrite
+	s.dirty = append(s.dirty, p)
+	s.metadata += int64(s.cfg.PageSize)
+	s.stats.Twins++
+	s.act(ActMapReadWrite, p)
+}
+
+func (s *State) newTwin(page []byte) []byte {
+	if n := len(s.twinPool); n > 0 {
+		t := s.twinPool[n-1]
+		s.twinPool = s.twinPool[:n-1]
+		copy(t, page)
+		return t
+	}
+	return diff.Twin(page)
+}
+
+func (s *State) dropTwin(pg *page) {
+	if len(s.twinPool) < maxPooledTwins {
+		s.twinPool = append(s.twinPool, pg.twin)
+	}
+	pg.twin = nil
+	s.metadata -= int64(s.cfg.PageSize)
+}
+
+// makeDiff turns the twin of a closed interval into that interval's diff.
+func (s *State) makeDiff(p uint32) {
+	pg := &s.pages[p]
+	d, err := diff.Create(pg.twin, s.pageBytes(p))
+	if err != nil {
+		panic(fmt.Sprintf("lrc: twin of page %d: %v", p, err)) // twin and page have the page size by construction
+	}
+	pg.diffs = append(pg.diffs, held{id: protocol.IntervalID{Rank: s.cfg.Rank, Index: pg.twinFor}, d: d})
+	s.metadata += int64(len(d))
+	s.dropTwin(pg)
+	s.stats.DiffsCreated++
+	s.stats.DiffBytesCreated += int64(len(d))
+}
+
+// CloseInterval ends the open interval (at a release, or before an acquire):
+// the pages it changed become its write notices and are write-protected.
+// Pages written but left unchanged get no notice.
+func (s *State) CloseInterval() {
+	if len(s.dirty) == 0 {
+		return
+	}
+	slices.Sort(s.dirty)
+	idx := s.vt[s.cfg.Rank] + 1
+	var changed []uint32
+	for _, p := range s.dirty {
+		pg := &s.pages[p]
+		pg.state = ReadOnly
+		s.act(ActWriteProtect, p)
+		if bytes.Equal(pg.twin, s.pageBytes(p)) {
+			s.dropTwin(pg)
+			s.stats.SilentPages++
+			continue
+		}
+		pg.twinFor = idx
+		changed = append(changed, p)
+	}
+	s.dirty = s.dirty[:0]
+	if len(changed) == 0 {
+		return
+	}
+	s.vt[s.cfg.Rank] = idx
+	iv := &protocol.Interval{
+		ID:    protocol.IntervalID{Rank: s.cfg.Rank, Index: idx},
+		VT:    s.vt.Clone(),
+		Pages: protocol.Ranges(changed),
+	}
+	s.log[s.cfg.Rank] = append(s.log[s.cfg.Rank], iv)
+	s.metadata += intervalSize(iv)
+	s.stats.Intervals++
+}
+
+func intervalSize(iv *protocol.Interval) int64 {
+	return int64(16 + 4*len(iv.VT) + 8*len(iv.Pages))
+}
+
+// IntervalsFor returns the intervals this rank knows and a rank at vector
+// time vt does not, in (rank, index) order.
+func (s *State) IntervalsFor(vt protocol.VectorTime) ([]protocol.Interval, error) {
+	if len(vt) != s.cfg.NProcs {
+		return nil, fmt.Errorf("vector time has %d entries, want %d", len(vt), s.cfg.NProcs)
+	}
+	var ivs []protocol.Interval
+	for r := range s.cfg.NProcs {
+		if vt[r] >= s.vt[r] {
+			continue
+		}
+		if vt[r] < s.base[r] {
+			return nil, fmt.Errorf("intervals %d..%d of rank %d were collected, but a rank at vector time %v lacks them", vt[r]+1, s.base[r], r, vt)
+		}
+		for _, iv := range s.log[r][vt[r]-s.base[r]:] {
+			ivs = append(ivs, *iv)
+		}
+	}
+	return ivs, nil
+}
+
+// Acquire closes the open interval and merges intervals learned at an
+// acquire (a lock grant or a barrier departure): it records the new ones and
+// invalidates the pages they name. Intervals already known are skipped; the
+// new ones must extend what this rank knows without gaps.
+func (s *State) Acquire(ivs []protocol.Interval) error {
+	s.CloseInterval()
+	fresh, err := s.freshIntervals(ivs)
+	if err != nil {
+		return err
+	}
+	for _, iv := range fresh {
+		s.vt[iv.ID.Rank] = iv.ID.Index
+		s.log[iv.ID.Rank] = append(s.log[iv.ID.Rank], iv)
+		s.metadata += intervalSize(iv)
+	}
+	for _, iv := range fresh {
+		for p := range protocol.Pages(iv.Pages) {
+			s.invalidate(p, iv.ID)
+		}
+	}
+	return nil
+}
+
+// freshIntervals checks ivs against what this rank knows, without changing
+// anything, and returns copies of the unknown ones in (rank, index) order.
+func (s *State) freshIntervals(ivs []protocol.Interval) ([]*protocol.Interval, error) {
+	sorted := make([]*protocol.Interval, len(ivs))
+	for i := range ivs {
+		sorted[i] = &ivs[i]
+	}
+	slices.SortFunc(sorted, func(a, b *protocol.Interval) int {
+		return cmp.Or(cmp.Compare(a.ID.Rank, b.ID.Rank), cmp.Compare(a.ID.Index, b.ID.Index))
+	})
+	vt := s.vt.Clone()
+	var fresh []*protocol.Interval
+	for _, iv := range sorted {
+		r := iv.ID.Rank
+		if r < 0 || r >= s.cfg.NProcs || len(iv.VT) != s.cfg.NProcs {
+			return nil, fmt.Errorf("interval %v does not fit a job of %d ranks", iv.ID, s.cfg.NProcs)
+		}
+		if iv.ID.Index <= vt[r] {
+			continue
+		}
+		if r == s.cfg.Rank {
+			return nil, fmt.Errorf("interval %v of rank %d, which has made only %d", iv.ID, r, s.vt[r])
+		}
+		if iv.ID.Index != vt[r]+1 {
+			return nil, fmt.Errorf("interval %v arrived, but rank %d knows rank %d only up to %d", iv.ID, s.cfg.Rank, r, vt[r])
+		}
+		for _, pr := range iv.Pages {
+			if pr.Count == 0 || pr.End() > uint64(s.cfg.Pages) {
+				return nil, fmt.Errorf("interval %v names pages [%d,%d) outside the region's %d", iv.ID, pr.First, pr.End(), s.cfg.Pages)
+			}
+		}
+		vt[r] = iv.ID.Index
+		c := *iv
+		fresh = append(fresh, &c)
+	}
+	for _, iv := range fresh {
+		if !vt.Dominates(iv.VT) {
+			return nil, fmt.Errorf("interval %v depends on intervals (vector time %v) that did not arrive", iv.ID, iv.VT)
+		}
+	}
+	return fresh, nil
+}
+
+func (s *State) invalidate(p uint32, id protocol.IntervalID) {
+	pg := &s.pages[p]
+	pg.pending = append(pg.pending, id)
+	if pg.twin != nil {
+		// The diff of this rank's own closed interval must be taken before
+		// other ranks' diffs change the page.
+		s.makeDiff(p)
+	}
+	switch pg.state {
+	case Invalid:
+		return
+	case ReadOnly:
+		s.act(ActInvalidate, p)
+		if s.cfg.Prefetch && !pg.used {
+			pg.used = true
+			if !pg.listed {
+				pg.listed = true
+				s.usedList = append(s.usedList, p)
+			}
+		}
+	case ReadWrite:
+		panic(fmt.Sprintf("lrc: page %d writable after its interval closed", p)) // CloseInterval ran first
+	}
+	pg.state = Invalid
+	s.invalid++
+	s.stats.Invalidations++
+}

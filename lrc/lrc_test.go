@@ -1,0 +1,375 @@
+package lrc
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/svmcluster/svm/protocol"
+)
+
+const pageSize = 64
+
+// cluster is n lrc states whose diff messages are delivered by hand; sync is
+// modelled by passing intervals with IntervalsFor and Acquire.
+type cluster struct {
+	t   *testing.T
+	st  []*State
+	mem [][]byte
+	// msgs and acts hold each rank's output since it was last taken.
+	msgs []protocol.Envelope
+	acts [][]Action
+}
+
+func newCluster(t *testing.T, n, pages int, prefetch bool) *cluster {
+	c := &cluster{t: t, acts: make([][]Action, n)}
+	for r := range n {
+		mem := make([]byte, pages*pageSize)
+		s, err := New(Config{Rank: r, NProcs: n, PageSize: pageSize, Pages: pages, Prefetch: prefetch}, mem)
+		require.NoError(t, err)
+		c.st = append(c.st, s)
+		c.mem = append(c.mem, mem)
+	}
+	return c
+}
+
+func (c *cluster) take(r int) {
+	out := c.st[r].TakeOutput()
+	c.msgs = append(c.msgs, out.Messages...)
+	c.acts[r] = append(c.acts[r], out.Actions...)
+}
+
+func (c *cluster) actions(r int) []Action {
+	c.take(r)
+	a := c.acts[r]
+	c.acts[r] = nil
+	return a
+}
+
+// deliverAll delivers every diff message until none is left and returns how
+// many were delivered.
+func (c *cluster) deliverAll() int {
+	n := 0
+	for r := range c.st {
+		c.take(r)
+	}
+	for len(c.msgs) > 0 {
+		e := c.msgs[0]
+		c.msgs = c.msgs[1:]
+		n++
+		var err error
+		switch m := e.Msg.(type) {
+		case *protocol.DiffRequest:
+			err = c.st[e.To].HandleDiffRequest(e.From, m)
+		case *protocol.DiffResponse:
+			err = c.st[e.To].HandleDiffResponse(e.From, m)
+		}
+		require.NoError(c.t, err)
+		c.take(e.To)
+	}
+	return n
+}
+
+// write faults page p at rank r for writing if needed and stores b at off.
+func (c *cluster) write(r int, p uint32, off int, b ...byte) {
+	if c.st[r].PageState(p) != ReadWrite {
+		require.NoError(c.t, c.st[r].Fault(p, true))
+		c.deliverAll()
+		require.Equal(c.t, ReadWrite, c.st[r].PageState(p))
+	}
+	copy(c.mem[r][int(p)*pageSize+off:], b)
+}
+
+// read faults page p at rank r if needed and returns n bytes at off.
+func (c *cluster) read(r int, p uint32, off, n int) []byte {
+	if st := c.st[r].PageState(p); st != ReadOnly && st != ReadWrite {
+		require.NoError(c.t, c.st[r].Fault(p, false))
+		c.deliverAll()
+		require.Contains(c.t, []PageState{ReadOnly, ReadWrite}, c.st[r].PageState(p))
+	}
+	return slices.Clone(c.mem[r][int(p)*pageSize+off : int(p)*pageSize+off+n])
+}
+
+// sync makes from's release visible to to (a lock handed from → to).
+func (c *cluster) sync(from, to int) {
+	c.st[from].CloseInterval()
+	ivs, err := c.st[from].IntervalsFor(c.st[to].VT())
+	require.NoError(c.t, err)
+	require.NoError(c.t, c.st[to].Acquire(ivs))
+	c.take(from)
+	c.take(to)
+}
+
+func TestLocalFaultsAndIntervals(t *testing.T) {
+	c := newCluster(t, 2, 4, false)
+	s := c.st[0]
+	require.NoError(t, s.Fault(1, false))
+	assert.Equal(t, []Action{{ActMapReadOnly, 1}}, c.actions(0))
+	assert.Equal(t, ReadOnly, s.PageState(1))
+
+	require.NoError(t, s.Fault(1, true)) // write-protect fault
+	require.NoError(t, s.Fault(2, true)) // first touch is a write
+	assert.Equal(t, []Action{{ActMapReadWrite, 1}, {ActMapReadWrite, 2}}, c.actions(0))
+	assert.Equal(t, int64(2*pageSize), s.Metadata(), "two twins")
+	c.mem[0][1*pageSize+3] = 7 // page 2 stays as it was: a silent write
+
+	s.CloseInterval()
+	assert.Equal(t, []Action{{ActWriteProtect, 1}, {ActWriteProtect, 2}}, c.actions(0))
+	assert.Equal(t, protocol.VectorTime{1, 0}, s.VT())
+	ivs, err := s.IntervalsFor(protocol.VectorTime{0, 0})
+	require.NoError(t, err)
+	require.Len(t, ivs, 1)
+	assert.Equal(t, []protocol.PageRange{{First: 1, Count: 1}}, ivs[0].Pages, "the unchanged page has no write notice")
+	st := s.Stats()
+	assert.Equal(t, int64(1), st.SilentPages)
+	assert.Equal(t, int64(2), st.Twins)
+	assert.Equal(t, int64(2), st.WriteFaults)
+	assert.Equal(t, int64(1), st.ReadFaults)
+	assert.Empty(t, c.msgs)
+
+	s.CloseInterval() // nothing written: no interval
+	assert.Equal(t, protocol.VectorTime{1, 0}, s.VT())
+}
+
+func TestFetchAppliesDiffsAndMaps(t *testing.T) {
+	c := newCluster(t, 2, 2, false)
+	c.write(0, 0, 5, 0xaa, 0xbb)
+	require.NoError(t, c.st[1].Fault(0, false)) // rank 1 maps the old page
+	c.actions(1)
+	c.sync(0, 1)
+	assert.Equal(t, []Action{{ActInvalidate, 0}}, c.actions(1))
+	assert.Equal(t, Invalid, c.st[1].PageState(0))
+	assert.Equal(t, 1, c.st[1].Invalid())
+
+	require.NoError(t, c.st[1].Fault(0, true))
+	c.take(1)
+	require.Len(t, c.msgs, 1)
+	req := c.msgs[0].Msg.(*protocol.DiffRequest)
+	assert.Equal(t, 0, c.msgs[0].To)
+	assert.Equal(t, []protocol.PageIntervals{{Page: 0, Intervals: []protocol.IntervalID{{Rank: 0, Index: 1}}}}, req.Pages)
+	assert.Equal(t, 2, c.deliverAll())
+	assert.Equal(t, []Action{{ActMapReadWrite, 0}}, c.actions(1), "the write fault gets the page writable")
+	assert.Equal(t, []byte{0xaa, 0xbb}, c.mem[1][5:7])
+	assert.Equal(t, int64(1), c.st[0].Stats().DiffsCreated, "the diff was made when asked for")
+	assert.Equal(t, int64(1), c.st[1].Stats().DiffsApplied)
+}
+
+// TestDominatedWriterNotAsked: rank 1 wrote page 0 after applying rank 0's
+// diff, so a third rank that lacks both asks rank 1 alone, for both.
+func TestDominatedWriterNotAsked(t *testing.T) {
+	c := newCluster(t, 3, 1, false)
+	c.write(0, 0, 0, 1)
+	c.sync(0, 1)
+	c.write(1, 0, 1, 2)
+	c.sync(1, 2)
+	require.NoError(t, c.st[2].Fault(0, false))
+	c.take(2)
+	require.Len(t, c.msgs, 1)
+	assert.Equal(t, 1, c.msgs[0].To)
+	req := c.msgs[0].Msg.(*protocol.DiffRequest)
+	assert.Equal(t, []protocol.IntervalID{{Rank: 0, Index: 1}, {Rank: 1, Index: 1}}, req.Pages[0].Intervals)
+	c.deliverAll()
+	assert.Equal(t, []byte{1, 2}, c.read(2, 0, 0, 2))
+}
+
+// TestConcurrentWritersAskedBoth: two ranks wrote one page concurrently
+// (false sharing); a rank that learns both asks both, one request each.
+func TestConcurrentWritersAskedBoth(t *testing.T) {
+	c := newCluster(t, 3, 1, false)
+	c.write(0, 0, 0, 1)
+	c.write(1, 0, 8, 2)
+	c.sync(0, 2)
+	c.sync(1, 2)
+	require.NoError(t, c.st[2].Fault(0, false))
+	c.take(2)
+	require.Len(t, c.msgs, 2)
+	assert.ElementsMatch(t, []int{0, 1}, []int{c.msgs[0].To, c.msgs[1].To})
+	assert.Equal(t, 4, c.deliverAll())
+	got := c.read(2, 0, 0, 9)
+	assert.Equal(t, byte(1), got[0])
+	assert.Equal(t, byte(2), got[8])
+}
+
+// TestOverwritesApplyInOrder: migratory data written by three ranks in turn;
+// the diffs are applied in happens-before order whatever order they arrive in.
+func TestOverwritesApplyInOrder(t *testing.T) {
+	c := newCluster(t, 4, 1, false)
+	c.write(0, 0, 0, 1, 1)
+	c.sync(0, 1)
+	c.write(1, 0, 0, 2)
+	c.sync(1, 2)
+	c.write(2, 0, 1, 3)
+	c.sync(2, 3)
+	assert.Equal(t, []byte{2, 3}, c.read(3, 0, 0, 2))
+	assert.Equal(t, int64(3), c.st[3].Stats().DiffsApplied)
+}
+
+func TestPrefetchSameWriter(t *testing.T) {
+	c := newCluster(t, 3, 4, true)
+	// Rank 2 maps pages 0, 1 and 2 first, so they are in use when invalidated.
+	for p := range uint32(3) {
+		c.read(2, p, 0, 1)
+	}
+	c.write(0, 0, 0, 1)
+	c.write(0, 1, 0, 1)
+	c.write(1, 2, 0, 1)
+	c.sync(0, 2)
+	c.sync(1, 2)
+	c.actions(2)
+	require.NoError(t, c.st[2].Fault(0, false))
+	c.take(2)
+	require.Len(t, c.msgs, 1, "page 2 needs another writer: not prefetched")
+	req := c.msgs[0].Msg.(*protocol.DiffRequest)
+	assert.Equal(t, []uint32{0, 1}, []uint32{req.Pages[0].Page, req.Pages[1].Page})
+	c.deliverAll()
+	assert.Equal(t, []Action{{ActMapReadOnly, 0}, {ActMapReadOnly, 1}}, c.actions(2), "the prefetched page is mapped too")
+	assert.Equal(t, int64(1), c.st[2].Stats().Prefetched)
+	assert.Equal(t, Invalid, c.st[2].PageState(2))
+}
+
+func TestValidateRange(t *testing.T) {
+	c := newCluster(t, 3, 4, false)
+	c.write(0, 0, 0, 1)
+	c.write(0, 1, 0, 1)
+	c.write(1, 2, 0, 2)
+	c.sync(0, 2)
+	c.sync(1, 2)
+	require.NoError(t, c.st[2].Validate(0, 4, false))
+	c.take(2)
+	assert.Len(t, c.msgs, 2, "one request per writer for the whole range")
+	assert.False(t, c.st[2].Ready(0, 4, false))
+	c.deliverAll()
+	assert.True(t, c.st[2].Ready(0, 4, false))
+	assert.False(t, c.st[2].Ready(0, 4, true))
+	require.NoError(t, c.st[2].Validate(0, 4, true))
+	assert.True(t, c.st[2].Ready(0, 4, true))
+	assert.ErrorContains(t, c.st[2].Validate(3, 2, false), "beyond the region's 4 pages")
+}
+
+// TestNoticesDuringFetch: new write notices that arrive while a fetch is out
+// leave the page invalid and make the waiting fault fetch again.
+func TestNoticesDuringFetch(t *testing.T) {
+	c := newCluster(t, 3, 1, false)
+	c.write(0, 0, 0, 1)
+	c.sync(0, 2)
+	require.NoError(t, c.st[2].Fault(0, false))
+	c.take(2)
+	c.write(1, 0, 1, 2)
+	c.sync(1, 2) // arrives while the request to rank 0 is out
+	c.deliverAll()
+	assert.Equal(t, []byte{1, 2}, c.read(2, 0, 0, 2))
+	assert.Equal(t, int64(2), c.st[2].Stats().DiffsApplied)
+}
+
+func TestOwnTwinDiffedBeforeInvalidation(t *testing.T) {
+	c := newCluster(t, 2, 1, false)
+	c.write(0, 0, 0, 1)
+	c.write(1, 0, 8, 2)
+	c.st[0].CloseInterval()
+	c.sync(1, 0) // rank 0's closed interval has a twin; the page is invalidated
+	assert.Equal(t, int64(1), c.st[0].Stats().DiffsCreated)
+	got := c.read(0, 0, 0, 9)
+	assert.Equal(t, byte(1), got[0])
+	assert.Equal(t, byte(2), got[8])
+	c.sync(0, 1)
+	got = c.read(1, 0, 0, 9)
+	assert.Equal(t, byte(1), got[0], "rank 0's diff holds only its own write")
+}
+
+func TestAcquireRejects(t *testing.T) {
+	c := newCluster(t, 3, 2, false)
+	iv := func(rank int, index uint32, vt protocol.VectorTime, pages ...protocol.PageRange) protocol.Interval {
+		return protocol.Interval{ID: protocol.IntervalID{Rank: rank, Index: index}, VT: vt, Pages: pages}
+	}
+	p0 := protocol.PageRange{First: 0, Count: 1}
+	s := c.st[0]
+	assert.ErrorContains(t, s.Acquire([]protocol.Interval{iv(1, 2, protocol.VectorTime{0, 2, 0}, p0)}), "knows rank 1 only up to 0")
+	assert.ErrorContains(t, s.Acquire([]protocol.Interval{iv(0, 1, protocol.VectorTime{1, 0, 0}, p0)}), "which has made only 0")
+	assert.ErrorContains(t, s.Acquire([]protocol.Interval{iv(1, 1, protocol.VectorTime{0, 1, 1}, p0)}), "did not arrive")
+	assert.ErrorContains(t, s.Acquire([]protocol.Interval{iv(1, 1, protocol.VectorTime{0, 1, 0}, protocol.PageRange{First: 1, Count: 2})}), "outside the region")
+	assert.ErrorContains(t, s.Acquire([]protocol.Interval{iv(4, 1, protocol.VectorTime{0, 1, 0})}), "does not fit")
+	assert.Equal(t, protocol.VectorTime{0, 0, 0}, s.VT(), "rejected intervals change nothing")
+	require.NoError(t, s.Acquire([]protocol.Interval{iv(2, 1, protocol.VectorTime{0, 0, 1}, p0), iv(1, 1, protocol.VectorTime{0, 1, 1}, p0)}), "order within a message does not matter")
+	assert.Equal(t, protocol.VectorTime{0, 1, 1}, s.VT())
+	require.NoError(t, s.Acquire([]protocol.Interval{iv(1, 1, protocol.VectorTime{0, 1, 1}, p0)}), "known intervals are skipped")
+}
+
+func TestResponseRejects(t *testing.T) {
+	c := newCluster(t, 2, 2, false)
+	c.write(0, 0, 0, 1)
+	c.sync(0, 1)
+	require.NoError(t, c.st[1].Fault(0, false))
+	c.take(1)
+	req := c.msgs[0].Msg.(*protocol.DiffRequest)
+	id := protocol.IntervalID{Rank: 0, Index: 1}
+	s := c.st[1]
+	cases := []struct {
+		from int
+		m    *protocol.DiffResponse
+		want string
+	}{
+		{0, &protocol.DiffResponse{ID: req.ID + 1}, "answers no outstanding request"},
+		{1, &protocol.DiffResponse{ID: req.ID}, "the request went to rank 0"},
+		{0, &protocol.DiffResponse{ID: req.ID}, "0 pages answered, 1 asked"},
+		{0, &protocol.DiffResponse{ID: req.ID, Pages: []protocol.PageDiffs{{Page: 1}}}, "page 1 answered where page 0"},
+		{0, &protocol.DiffResponse{ID: req.ID, Pages: []protocol.PageDiffs{{Page: 0}}}, "0 diffs answered, 1 asked"},
+		{0, &protocol.DiffResponse{ID: req.ID, Pages: []protocol.PageDiffs{{Page: 0, Diffs: []protocol.IntervalDiff{{Interval: protocol.IntervalID{Rank: 0, Index: 2}}}}}}, "where 0.1 was asked"},
+		{0, &protocol.DiffResponse{ID: req.ID, Pages: []protocol.PageDiffs{{Page: 0, Diffs: []protocol.IntervalDiff{{Interval: id, Diff: []byte{0, 200, 1}}}}}}, "page 0, interval 0.1"},
+	}
+	for _, tc := range cases {
+		assert.ErrorContains(t, s.HandleDiffResponse(tc.from, tc.m), tc.want)
+	}
+	assert.Equal(t, Invalid, s.PageState(0), "rejected responses change nothing")
+	assert.ErrorContains(t, c.st[0].HandleDiffRequest(1, &protocol.DiffRequest{ID: 1, Pages: []protocol.PageIntervals{{Page: 1, Intervals: []protocol.IntervalID{id}}}}), "holds no diff of page 1")
+	assert.ErrorContains(t, c.st[0].HandleDiffRequest(1, &protocol.DiffRequest{ID: 1, Pages: []protocol.PageIntervals{{Page: 9, Intervals: []protocol.IntervalID{id}}}}), "page 9 out of range")
+	assert.ErrorContains(t, s.Fault(2, false), "page 2 out of range")
+}
+
+func TestCollect(t *testing.T) {
+	c := newCluster(t, 2, 2, false)
+	c.write(0, 0, 0, 1)
+	c.write(0, 1, 0, 1)
+	c.sync(0, 1)
+	c.write(1, 0, 1, 2)
+	c.sync(1, 0)
+	upto := c.st[0].VT()
+	assert.ErrorContains(t, c.st[0].Collect(upto), "still lacks the diff of interval 1.1")
+	for r := range 2 {
+		c.st[r].ValidateAll()
+		c.deliverAll()
+		require.Zero(t, c.st[r].Invalid())
+	}
+	c.st[1].CloseInterval()
+	before := c.st[1].Metadata()
+	require.Positive(t, before)
+	for r := range 2 {
+		require.NoError(t, c.st[r].Collect(upto))
+		assert.Zero(t, c.st[r].Metadata(), "rank %d: nothing of the history is left", r)
+		assert.Equal(t, int64(1), c.st[r].Stats().Collections)
+	}
+	_, err := c.st[0].IntervalsFor(protocol.VectorTime{0, 0})
+	assert.ErrorContains(t, err, "were collected")
+	assert.ErrorContains(t, c.st[0].Collect(protocol.VectorTime{9, 9}), "beyond what rank 0 knows")
+	// Life goes on after a collection.
+	c.write(0, 0, 2, 3)
+	c.sync(0, 1)
+	assert.Equal(t, []byte{1, 2, 3}, c.read(1, 0, 0, 3))
+}
+
+func TestNewRejects(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		mem  int
+		want string
+	}{
+		{Config{Rank: 2, NProcs: 2, PageSize: 8, Pages: 1}, 8, "rank 2 of 2"},
+		{Config{Rank: 0, NProcs: 1, PageSize: 0, Pages: 1}, 8, "page size 0"},
+		{Config{Rank: 0, NProcs: 1, PageSize: 8, Pages: 0}, 0, "0 pages"},
+		{Config{Rank: 0, NProcs: 1, PageSize: 8, Pages: 2}, 8, "memory of 8 bytes for 2 pages"},
+	} {
+		_, err := New(tc.cfg, make([]byte, tc.mem))
+		assert.ErrorContains(t, err, tc.want)
+	}
+}

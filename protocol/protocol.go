@@ -1,0 +1,246 @@
+// Package protocol defines the messages that the ranks of an SVM job exchange —
+// lock, barrier and diff traffic of the lazy release consistency protocol — and
+// their wire encoding.
+//
+// It holds plain values and a codec only: no sockets, clocks or goroutines.
+// The numeric values of MsgType and the field order of every message are part
+// of the wire format: only append.
+package protocol
+
+import (
+	"fmt"
+	"slices"
+)
+
+// MsgType identifies a message kind on the wire. Values are part of the wire
+// format: only append, never renumber.
+type MsgType uint8
+
+// The message kinds.
+const (
+	MsgLockRequest   MsgType = 1 // acquirer → lock manager
+	MsgLockForward   MsgType = 2 // lock manager → last requester
+	MsgLockGrant     MsgType = 3 // releaser → acquirer, with the intervals it lacks
+	MsgBarrierArrive MsgType = 4 // member → barrier manager, with new intervals
+	MsgBarrierDepart MsgType = 5 // barrier manager → member, with the intervals it lacks
+	MsgDiffRequest   MsgType = 6 // faulting rank → writer: diffs for one or more pages
+	MsgDiffResponse  MsgType = 7 // writer → faulting rank
+)
+
+var msgTypeNames = map[MsgType]string{
+	MsgLockRequest:   "LockRequest",
+	MsgLockForward:   "LockForward",
+	MsgLockGrant:     "LockGrant",
+	MsgBarrierArrive: "BarrierArrive",
+	MsgBarrierDepart: "BarrierDepart",
+	MsgDiffRequest:   "DiffRequest",
+	MsgDiffResponse:  "DiffResponse",
+}
+
+// MsgTypes lists every message kind in wire order.
+var MsgTypes = []MsgType{
+	MsgLockRequest, MsgLockForward, MsgLockGrant,
+	MsgBarrierArrive, MsgBarrierDepart,
+	MsgDiffRequest, MsgDiffResponse,
+}
+
+func (t MsgType) String() string {
+	if name, ok := msgTypeNames[t]; ok {
+		return name
+	}
+	return fmt.Sprintf("MsgType(%d)", uint8(t))
+}
+
+// Message is one protocol message.
+type Message interface {
+	Type() MsgType
+}
+
+// Envelope is a message with its sender and receiver ranks, as the engines and
+// the simulator route it.
+type Envelope struct {
+	From, To int
+	Msg      Message
+}
+
+// VectorTime holds, for each rank, how many of that rank's intervals are
+// known: entry r is the index of the newest known interval of rank r.
+type VectorTime []uint32
+
+// Clone returns a copy of v.
+func (v VectorTime) Clone() VectorTime { return slices.Clone(v) }
+
+// Covers reports whether the interval id is known at vector time v.
+func (v VectorTime) Covers(id IntervalID) bool {
+	return id.Rank < len(v) && id.Index <= v[id.Rank]
+}
+
+// Dominates reports whether v ≥ o entry by entry.
+func (v VectorTime) Dominates(o VectorTime) bool {
+	for i := range v {
+		if v[i] < o[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Merge raises v to the entrywise maximum of v and o.
+func (v VectorTime) Merge(o VectorTime) {
+	for i := range v {
+		v[i] = max(v[i], o[i])
+	}
+}
+
+// Sum is the total number of intervals v covers; it grows along every
+// happens-before chain, so sorting by it gives a linear extension of
+// happens-before.
+func (v VectorTime) Sum() uint64 {
+	var s uint64
+	for _, x := range v {
+		s += uint64(x)
+	}
+	return s
+}
+
+// IntervalID names one interval: the Index-th interval (from 1) of rank Rank.
+type IntervalID struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Rank     int
+	Index    uint32
+}
+
+func (id IntervalID) String() string { return fmt.Sprintf("%d.%d", id.Rank, id.Index) }
+
+// PageRange is Count consecutive pages starting at First.
+type PageRange struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	First    uint32
+	Count    uint32
+}
+
+func (r PageRange) String() string {
+	if r.Count == 1 {
+		return fmt.Sprint(r.First)
+	}
+	return fmt.Sprintf("%d-%d", r.First, r.End()-1)
+}
+
+// End is one past the last page of the range.
+func (r PageRange) End() uint64 { return uint64(r.First) + uint64(r.Count) }
+
+// Interval is a closed interval of one rank with its write notices: the pages
+// the rank modified during it.
+type Interval struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	ID       IntervalID
+	// VT is the creator's vector time when the interval closed; VT[ID.Rank] == ID.Index.
+	VT VectorTime
+	// Pages are the write notices as sorted, disjoint, non-adjacent ranges.
+	Pages []PageRange
+}
+
+// LockRequest asks for a lock. The acquirer sends it to the lock's manager
+// (MsgLockRequest); the manager passes it on to the last requester
+// (MsgLockForward). VT is the acquirer's vector time, so the granter can send
+// exactly the intervals the acquirer lacks.
+type LockRequest struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	// Forwarded is carried by the message type, not the body.
+	Forwarded bool `msgpack:"-"`
+	Lock      uint32
+	Requester int
+	VT        VectorTime
+}
+
+// Type reports MsgLockForward for a forwarded request, MsgLockRequest otherwise.
+func (m *LockRequest) Type() MsgType {
+	if m.Forwarded {
+		return MsgLockForward
+	}
+	return MsgLockRequest
+}
+
+// LockGrant passes a lock to the acquirer with the intervals it lacks.
+type LockGrant struct {
+	_msgpack  struct{} `msgpack:",as_array"`
+	Lock      uint32
+	Intervals []Interval
+}
+
+// Type reports MsgLockGrant.
+func (m *LockGrant) Type() MsgType { return MsgLockGrant }
+
+// BarrierArrive tells a barrier manager that a member reached the barrier.
+type BarrierArrive struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Barrier  uint32
+	// Episode counts this member's completed crossings of this barrier.
+	Episode uint32
+	// Members is the sorted processor set taking part; empty means every rank.
+	Members []int
+	VT      VectorTime
+	// Intervals are those the member knows and the manager may not.
+	Intervals []Interval
+	// Metadata is the member's protocol metadata in bytes (for garbage collection).
+	Metadata uint64
+}
+
+// Type reports MsgBarrierArrive.
+func (m *BarrierArrive) Type() MsgType { return MsgBarrierArrive }
+
+// BarrierDepart releases a member from a barrier with the intervals it lacks.
+type BarrierDepart struct {
+	_msgpack  struct{} `msgpack:",as_array"`
+	Barrier   uint32
+	Episode   uint32
+	Intervals []Interval
+	// GC asks every rank to validate its pages and drop the protocol history
+	// that is now known everywhere.
+	GC bool
+}
+
+// Type reports MsgBarrierDepart.
+func (m *BarrierDepart) Type() MsgType { return MsgBarrierDepart }
+
+// DiffRequest asks a writer for the diffs of the named intervals of each page.
+type DiffRequest struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	ID       uint32
+	Pages    []PageIntervals
+}
+
+// PageIntervals names the intervals whose diffs of Page are wanted.
+type PageIntervals struct {
+	_msgpack  struct{} `msgpack:",as_array"`
+	Page      uint32
+	Intervals []IntervalID
+}
+
+// Type reports MsgDiffRequest.
+func (m *DiffRequest) Type() MsgType { return MsgDiffRequest }
+
+// DiffResponse answers a DiffRequest with the same ID.
+type DiffResponse struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	ID       uint32
+	Pages    []PageDiffs
+}
+
+// PageDiffs carries diffs of one page.
+type PageDiffs struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Page     uint32
+	Diffs    []IntervalDiff
+}
+
+// IntervalDiff is the diff one interval made to a page, in the encoding of
+// package diff.
+type IntervalDiff struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Interval IntervalID
+	Diff     []byte
+}
+
+// Type reports MsgDiffResponse.
+func (m *DiffResponse) Type() MsgType { return MsgDiffResponse }

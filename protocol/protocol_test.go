@@ -1,0 +1,242 @@
+package protocol
+
+import (
+	"encoding/hex"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// randMessage builds a random valid message for a job of n ranks and pages
+// pages. Empty lists are nil, as decoding produces them.
+func randMessage(rng *rand.Rand, n int, pages uint32) Message {
+	vt := func() VectorTime {
+		v := make(VectorTime, n)
+		for i := range v {
+			v[i] = rng.Uint32N(1000)
+		}
+		return v
+	}
+	id := func() IntervalID { return IntervalID{Rank: rng.IntN(n), Index: 1 + rng.Uint32N(1<<20)} }
+	ranges := func() []PageRange {
+		var ps []uint32
+		for p := uint32(0); p < pages; p++ {
+			if rng.IntN(4) == 0 {
+				ps = append(ps, p)
+			}
+		}
+		return Ranges(ps)
+	}
+	intervals := func() []Interval {
+		var ivs []Interval
+		for range rng.IntN(4) {
+			iv := Interval{ID: id(), VT: vt(), Pages: ranges()}
+			iv.VT[iv.ID.Rank] = iv.ID.Index
+			ivs = append(ivs, iv)
+		}
+		return ivs
+	}
+	switch rng.IntN(7) {
+	case 0:
+		return &LockRequest{Lock: rng.Uint32N(1024), Requester: rng.IntN(n), VT: vt()}
+	case 1:
+		return &LockRequest{Forwarded: true, Lock: rng.Uint32N(1024), Requester: rng.IntN(n), VT: vt()}
+	case 2:
+		return &LockGrant{Lock: rng.Uint32N(1024), Intervals: intervals()}
+	case 3:
+		m := &BarrierArrive{Barrier: rng.Uint32N(64), Episode: rng.Uint32(), VT: vt(), Intervals: intervals(), Metadata: rng.Uint64()}
+		for r := range n {
+			if rng.IntN(2) == 0 {
+				m.Members = append(m.Members, r)
+			}
+		}
+		return m
+	case 4:
+		return &BarrierDepart{Barrier: rng.Uint32N(64), Episode: rng.Uint32(), Intervals: intervals(), GC: rng.IntN(2) == 0}
+	case 5:
+		m := &DiffRequest{ID: rng.Uint32()}
+		for p := uint32(0); p < pages; p++ {
+			if rng.IntN(3) == 0 {
+				pi := PageIntervals{Page: p}
+				for range 1 + rng.IntN(3) {
+					pi.Intervals = append(pi.Intervals, id())
+				}
+				m.Pages = append(m.Pages, pi)
+			}
+		}
+		if m.Pages == nil {
+			m.Pages = []PageIntervals{{Page: 0, Intervals: []IntervalID{id()}}}
+		}
+		return m
+	default:
+		m := &DiffResponse{ID: rng.Uint32()}
+		for p := uint32(0); p < pages; p++ {
+			if rng.IntN(3) == 0 {
+				pd := PageDiffs{Page: p}
+				for range rng.IntN(3) {
+					d := make([]byte, 1+rng.IntN(64))
+					for i := range d {
+						d[i] = byte(rng.Uint32())
+					}
+					pd.Diffs = append(pd.Diffs, IntervalDiff{Interval: id(), Diff: d})
+				}
+				m.Pages = append(m.Pages, pd)
+			}
+		}
+		return m
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	seen := map[MsgType]bool{}
+	for i := range 5000 {
+		n := 1 + rng.IntN(16)
+		pages := 1 + rng.Uint32N(40)
+		m := randMessage(rng, n, pages)
+		seen[m.Type()] = true
+		lim := Limits{NProcs: n, Pages: pages, Locks: 1024, Barriers: 64}
+		require.NoError(t, lim.Check(m), "message %d: %#v", i, m)
+		b, err := Encode(m)
+		require.NoError(t, err)
+		require.Equal(t, byte(m.Type()), b[0])
+		got, err := Decode(b)
+		require.NoError(t, err, "message %d: %x", i, b)
+		require.Equal(t, m, got, "message %d", i)
+		again, err := AppendEncode([]byte{0xff}, got)
+		require.NoError(t, err)
+		require.Equal(t, b, again[1:], "re-encoding differs")
+	}
+	for _, typ := range MsgTypes {
+		assert.True(t, seen[typ], "no %v generated", typ)
+	}
+}
+
+// TestWireFormat pins the encoding: message type values and field order are
+// part of the wire format (only append).
+func TestWireFormat(t *testing.T) {
+	cases := []struct {
+		m   Message
+		hex string
+	}{
+		{&LockRequest{Lock: 3, Requester: 1, VT: VectorTime{0, 2}}, "0193030192" + "0002"},
+		{&LockRequest{Forwarded: true, Lock: 3, Requester: 1, VT: VectorTime{0, 2}}, "0293030192" + "0002"},
+		{&LockGrant{Lock: 3, Intervals: []Interval{{ID: IntervalID{Rank: 1, Index: 2}, VT: VectorTime{0, 2}, Pages: []PageRange{{First: 7, Count: 2}}}}}, "03920391939201029200029192" + "0702"},
+		{&BarrierDepart{Barrier: 1, Episode: 4, GC: true}, "05940104c0c3"},
+		{&DiffRequest{ID: 9, Pages: []PageIntervals{{Page: 5, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "0692099192059192" + "0001"},
+		{&DiffResponse{ID: 9, Pages: []PageDiffs{{Page: 5, Diffs: []IntervalDiff{{Interval: IntervalID{Rank: 0, Index: 1}, Diff: []byte{0, 0, 0xaa}}}}}}, "0792099192059192920001c403" + "0000aa"},
+	}
+	for _, c := range cases {
+		b, err := Encode(c.m)
+		require.NoError(t, err)
+		assert.Equal(t, c.hex, hex.EncodeToString(b), "%v", c.m.Type())
+	}
+	assert.Equal(t, []MsgType{1, 2, 3, 4, 5, 6, 7}, MsgTypes)
+}
+
+func TestDecodeErrors(t *testing.T) {
+	good, err := Encode(&LockRequest{Lock: 1, Requester: 0, VT: VectorTime{1}})
+	require.NoError(t, err)
+	for name, b := range map[string][]byte{
+		"empty":         nil,
+		"unknown type":  {0x7f, 0x90},
+		"zero type":     {0x00},
+		"truncated":     good[:len(good)-1],
+		"trailing":      append(slices.Clone(good), 0x00),
+		"wrong shape":   {byte(MsgLockGrant), 0xa3, 'a', 'b', 'c'},
+		"type only":     {byte(MsgDiffResponse)},
+		"huge array":    {byte(MsgDiffRequest), 0x92, 0x01, 0xdd, 0xff, 0xff, 0xff, 0xff},
+		"huge bin":      {byte(MsgDiffResponse), 0x92, 0x01, 0x91, 0x92, 0x00, 0x91, 0x92, 0x92, 0x00, 0x01, 0xc6, 0xff, 0xff, 0xff, 0xff},
+		"negative rank": {byte(MsgLockRequest), 0x93, 0x01, 0xff, 0x90},
+	} {
+		m, err := Decode(b)
+		if name == "negative rank" {
+			// Well formed, but not for any job: Check rejects it.
+			require.NoError(t, err)
+			assert.ErrorContains(t, Limits{NProcs: 2, Pages: 1, Locks: 4, Barriers: 1}.Check(m), "requester rank -1")
+			continue
+		}
+		assert.Error(t, err, name)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	lim := Limits{NProcs: 4, Pages: 10, Locks: 8, Barriers: 2}
+	vt := VectorTime{0, 0, 0, 0}
+	iv := func(rank int, index uint32, pages ...PageRange) Interval {
+		v := vt.Clone()
+		v[rank] = index
+		return Interval{ID: IntervalID{Rank: rank, Index: index}, VT: v, Pages: pages}
+	}
+	cases := []struct {
+		m    Message
+		want string // "" when valid
+	}{
+		{&LockRequest{Lock: 7, Requester: 3, VT: vt}, ""},
+		{&LockRequest{Lock: 8, Requester: 3, VT: vt}, "lock 8 out of range"},
+		{&LockRequest{Lock: 1, Requester: 4, VT: vt}, "requester rank 4 out of range"},
+		{&LockRequest{Lock: 1, Requester: 0, VT: VectorTime{1}}, "vector time has 1 entries, want 4"},
+		{&LockGrant{Lock: 1, Intervals: []Interval{iv(1, 2, PageRange{First: 0, Count: 10})}}, ""},
+		{&LockGrant{Lock: 1, Intervals: []Interval{iv(1, 2, PageRange{First: 5, Count: 6})}}, "beyond 10 pages"},
+		{&LockGrant{Lock: 1, Intervals: []Interval{iv(1, 2, PageRange{First: 5, Count: 0})}}, "empty page range"},
+		{&LockGrant{Lock: 1, Intervals: []Interval{iv(1, 2, PageRange{First: 5, Count: 1}, PageRange{First: 6, Count: 1})}}, "not sorted, disjoint and apart"},
+		{&LockGrant{Lock: 1, Intervals: []Interval{iv(1, 0)}}, "index 0"},
+		{&LockGrant{Lock: 1, Intervals: []Interval{{ID: IntervalID{Rank: 1, Index: 2}, VT: vt}}}, "vector time names index 0"},
+		{&BarrierArrive{Barrier: 1, Members: []int{0, 2}, VT: vt}, ""},
+		{&BarrierArrive{Barrier: 2, VT: vt}, "barrier 2 out of range"},
+		{&BarrierArrive{Barrier: 0, Members: []int{2, 0}, VT: vt}, "members not sorted"},
+		{&BarrierArrive{Barrier: 0, Members: []int{0, 9}, VT: vt}, "member rank 9 out of range"},
+		{&BarrierDepart{Barrier: 1}, ""},
+		{&DiffRequest{ID: 1}, "no pages"},
+		{&DiffRequest{ID: 1, Pages: []PageIntervals{{Page: 3}}}, "page 3: no intervals"},
+		{&DiffRequest{ID: 1, Pages: []PageIntervals{{Page: 10, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "page 10 out of range"},
+		{&DiffRequest{ID: 1, Pages: []PageIntervals{{Page: 3, Intervals: []IntervalID{{Rank: 0, Index: 1}}}, {Page: 3, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "pages not sorted and distinct"},
+		{&DiffResponse{ID: 1, Pages: []PageDiffs{{Page: 2, Diffs: []IntervalDiff{{Interval: IntervalID{Rank: 5, Index: 1}}}}}}, "interval rank 5 out of range"},
+		{&DiffResponse{ID: 1}, ""},
+		{nil, "nil message"},
+	}
+	for _, c := range cases {
+		err := lim.Check(c.m)
+		if c.want == "" {
+			assert.NoError(t, err)
+		} else {
+			assert.ErrorContains(t, err, c.want)
+		}
+	}
+}
+
+func TestRanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 1000 {
+		var pages []uint32
+		for p := uint32(0); p < 64; p++ {
+			if rng.IntN(3) == 0 {
+				pages = append(pages, p)
+			}
+		}
+		rs := Ranges(pages)
+		assert.Equal(t, pages, slices.Collect(Pages(rs)))
+		assert.Equal(t, len(pages), PageCount(rs))
+		require.NoError(t, Limits{NProcs: 1, Pages: 64}.checkRanges(rs))
+	}
+	assert.Equal(t, "7-9", PageRange{First: 7, Count: 3}.String())
+}
+
+func TestVectorTime(t *testing.T) {
+	a := VectorTime{1, 5, 0}
+	b := VectorTime{2, 3, 0}
+	assert.False(t, a.Dominates(b))
+	assert.False(t, b.Dominates(a))
+	c := a.Clone()
+	c.Merge(b)
+	assert.Equal(t, VectorTime{2, 5, 0}, c)
+	assert.Equal(t, VectorTime{1, 5, 0}, a, "Clone must copy")
+	assert.True(t, c.Dominates(a) && c.Dominates(b))
+	assert.True(t, a.Covers(IntervalID{Rank: 1, Index: 5}))
+	assert.False(t, a.Covers(IntervalID{Rank: 1, Index: 6}))
+	assert.False(t, a.Covers(IntervalID{Rank: 3, Index: 1}))
+	assert.Equal(t, uint64(6), a.Sum())
+}
