@@ -112,23 +112,30 @@ func (s *State) addPrefetch(pl *plan, primary uint32) {
 	s.usedList = kept
 }
 
-// send turns a plan into one diff request per writer.
+// maxRequestPages bounds the pages one diff request names, so that a
+// response (at most a diff per page and interval) stays a few megabytes even
+// when a rank validates its whole region.
+const maxRequestPages = 256
+
+// send turns a plan into one diff request per writer (more only for more
+// than maxRequestPages pages).
 func (s *State) send(pl *plan) {
 	for r, pages := range pl.byRank {
-		if len(pages) == 0 {
-			continue
-		}
 		slices.SortFunc(pages, func(a, b protocol.PageIntervals) int { return cmp.Compare(a.Page, b.Page) })
-		s.nextReqID++
-		id := s.nextReqID
-		s.requests[id] = &request{to: r, pages: pages}
-		for _, pi := range pages {
-			s.pages[pi.Page].fetching++
+		for len(pages) > 0 {
+			chunk := pages[:min(len(pages), maxRequestPages):min(len(pages), maxRequestPages)]
+			pages = pages[len(chunk):]
+			s.nextReqID++
+			id := s.nextReqID
+			s.requests[id] = &request{to: r, pages: chunk}
+			for _, pi := range chunk {
+				s.pages[pi.Page].fetching++
+			}
+			s.out.Messages = append(s.out.Messages, protocol.Envelope{
+				From: s.cfg.Rank, To: r,
+				Msg: &protocol.DiffRequest{ID: id, Pages: chunk},
+			})
 		}
-		s.out.Messages = append(s.out.Messages, protocol.Envelope{
-			From: s.cfg.Rank, To: r,
-			Msg: &protocol.DiffRequest{ID: id, Pages: pages},
-		})
 	}
 }
 

@@ -205,7 +205,7 @@ func New(cfg Config, mem []byte) (*State, error) {
 		return nil, fmt.Errorf("lrc: rank %d of %d processes", cfg.Rank, cfg.NProcs)
 	case cfg.PageSize <= 0:
 		return nil, fmt.Errorf("lrc: page size %d", cfg.PageSize)
-	case cfg.Pages <= 0 || uint64(cfg.Pages) > 1<<32:
+	case cfg.Pages <= 0 || uint64(cfg.Pages) >= 1<<32:
 		return nil, fmt.Errorf("lrc: %d pages", cfg.Pages)
 	case len(mem) != cfg.Pages*cfg.PageSize:
 		return nil, fmt.Errorf("lrc: memory of %d bytes for %d pages of %d bytes", len(mem), cfg.Pages, cfg.PageSize)

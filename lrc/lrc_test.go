@@ -373,3 +373,24 @@ func TestNewRejects(t *testing.T) {
 		assert.ErrorContains(t, err, tc.want)
 	}
 }
+
+func TestLargeValidateSplitsRequests(t *testing.T) {
+	const pages = 2*maxRequestPages + 10
+	c := newCluster(t, 2, pages, false)
+	require.NoError(t, c.st[0].Validate(0, pages, true))
+	for p := range pages {
+		c.mem[0][p*pageSize] = byte(p%255 + 1)
+	}
+	c.sync(0, 1)
+	require.NoError(t, c.st[1].Validate(0, pages, false))
+	c.take(1)
+	require.Len(t, c.msgs, 3)
+	for i, n := range []int{maxRequestPages, maxRequestPages, 10} {
+		assert.Len(t, c.msgs[i].Msg.(*protocol.DiffRequest).Pages, n)
+	}
+	c.deliverAll()
+	assert.True(t, c.st[1].Ready(0, pages, false))
+	for p := range pages {
+		require.Equal(t, byte(p%255+1), c.mem[1][p*pageSize])
+	}
+}

@@ -39,6 +39,11 @@ type Config struct {
 	Seed uint64
 	// Trace keeps every event; otherwise only the last traceTail are kept.
 	Trace bool
+	// StrayFaults lets the random scheduler also fault random pages of any
+	// rank at any time, as another thread of the process touching memory
+	// would — while the rank's program waits for a lock, a barrier or a diff.
+	// They read and write no values, so programs stay race free.
+	StrayFaults bool
 }
 
 const traceTail = 200
@@ -250,6 +255,10 @@ func (s *Sim) Run(random bool) error {
 		if choices == 0 {
 			break
 		}
+		if random && s.cfg.StrayFaults && s.rng.IntN(16) == 0 {
+			s.strayFault()
+			continue
+		}
 		var pick int
 		if random {
 			pick = s.rng.IntN(choices)
@@ -272,6 +281,23 @@ func (s *Sim) Run(random bool) error {
 		s.fail("deadlock: nothing can move; %s", strings.Join(stuck, "; "))
 	}
 	return s.err
+}
+
+// strayFault faults a random page of a random rank for reading or writing,
+// unless the rank's MMU already allows the access.
+func (s *Sim) strayFault() {
+	r := s.ranks[s.rng.IntN(len(s.ranks))]
+	p := s.rng.IntN(s.cfg.Pages)
+	need := permRead + perm(s.rng.IntN(2))
+	if r.mmu[p] >= need {
+		return
+	}
+	s.logf("rank %d: stray %s fault on page %d", r.id, need, p)
+	if err := r.eng.Fault(uint32(p), need == permWrite); err != nil {
+		s.fail("rank %d: stray fault on page %d: %v", r.id, p, err)
+		return
+	}
+	s.collect(r)
 }
 
 func (s *Sim) deliver(i int) {

@@ -34,7 +34,7 @@ func jobFor(seed uint64, phases int) (Config, Program) {
 	prog := Random(rng, pc)
 	cfg := Config{
 		NProcs: n, Pages: prog.Pages, PageSize: pageSize, Locks: pc.Locks, Barriers: pc.Barriers,
-		GCThreshold: gc, Prefetch: rng.IntN(2) == 0, Seed: seed, Trace: *traceFlag,
+		GCThreshold: gc, Prefetch: rng.IntN(2) == 0, StrayFaults: rng.IntN(2) == 0, Seed: seed, Trace: *traceFlag,
 	}
 	return cfg, prog
 }
