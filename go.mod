@@ -1,6 +1,6 @@
 module github.com/svmcluster/svm
 
-go 1.26
+go 1.26.0
 
 require (
 	github.com/cockroachdb/datadriven v1.0.3
@@ -12,4 +12,5 @@ require (
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/sys v0.49.0 // indirect
 )

@@ -90,8 +90,12 @@ const (
 	ActWriteProtect
 	// ActMapReadOnly maps a current page write-protected (and wakes faulters).
 	ActMapReadOnly
-	// ActMapReadWrite maps a current page writable (and wakes faulters).
+	// ActMapReadWrite maps a current, unmapped page writable (and wakes
+	// faulters).
 	ActMapReadWrite
+	// ActUnprotect lifts the write protection of a mapped page (and wakes
+	// faulters).
+	ActUnprotect
 )
 
 func (k ActionKind) String() string {
@@ -104,6 +108,8 @@ func (k ActionKind) String() string {
 		return "map-ro"
 	case ActMapReadWrite:
 		return "map-rw"
+	case ActUnprotect:
+		return "unprotect"
 	}
 	return fmt.Sprintf("ActionKind(%d)", uint8(k))
 }
@@ -151,6 +157,9 @@ type page struct {
 	// used: the page was mapped when it was invalidated (a prefetch
 	// candidate); listed: it is in State.usedList.
 	used, listed bool
+	// protected: a writable page already write-protected by ProtectDirty
+	// ahead of the close of its interval.
+	protected bool
 	// twin is the page as it was before this rank's writes of interval twinFor
 	// (0 while that interval is open).
 	twin    []byte
@@ -293,8 +302,15 @@ func (s *State) Fault(p uint32, write bool) error {
 		}
 		s.send(pl)
 	case ReadWrite:
-		// Another thread's fault on this page was resolved first.
-		s.act(ActMapReadWrite, p)
+		if pg.protected {
+			// Protected ahead of a close that has not come yet: the close
+			// must protect it again.
+			pg.protected = false
+			s.act(ActUnprotect, p)
+		} else {
+			// Another thread's fault on this page was resolved first.
+			s.act(ActMapReadWrite, p)
+		}
 	default:
 		if write {
 			s.beginWrite(p)
@@ -382,11 +398,29 @@ func (s *State) beginWrite(p uint32) {
 	}
 	pg.twin = s.newTwin(s.pageBytes(p))
 	pg.twinFor = 0
+	if pg.state == ReadOnly {
+		s.act(ActUnprotect, p)
+	} else {
+		s.act(ActMapReadWrite, p)
+	}
 	pg.state = ReadWrite
 	s.dirty = append(s.dirty, p)
 	s.metadata += int64(s.cfg.PageSize)
 	s.stats.Twins++
-	s.act(ActMapReadWrite, p)
+}
+
+// ProtectDirty write-protects the pages written in the open interval ahead
+// of its close. An engine whose application runs other threads calls it, and
+// carries out the actions, before any call that may close the interval: the
+// close compares each page with its twin, and a write that slipped in after
+// that comparison would be lost.
+func (s *State) ProtectDirty() {
+	for _, p := range s.dirty {
+		if pg := &s.pages[p]; !pg.protected {
+			pg.protected = true
+			s.act(ActWriteProtect, p)
+		}
+	}
 }
 
 func (s *State) newTwin(page []byte) []byte {
@@ -434,7 +468,10 @@ func (s *State) CloseInterval() {
 	for _, p := range s.dirty {
 		pg := &s.pages[p]
 		pg.state = ReadOnly
-		s.act(ActWriteProtect, p)
+		if !pg.protected {
+			s.act(ActWriteProtect, p)
+		}
+		pg.protected = false
 		if bytes.Equal(pg.twin, s.pageBytes(p)) {
 			s.dropTwin(pg)
 			s.stats.SilentPages++

@@ -111,7 +111,7 @@ func TestLocalFaultsAndIntervals(t *testing.T) {
 
 	require.NoError(t, s.Fault(1, true)) // write-protect fault
 	require.NoError(t, s.Fault(2, true)) // first touch is a write
-	assert.Equal(t, []Action{{ActMapReadWrite, 1}, {ActMapReadWrite, 2}}, c.actions(0))
+	assert.Equal(t, []Action{{ActUnprotect, 1}, {ActMapReadWrite, 2}}, c.actions(0))
 	assert.Equal(t, int64(2*pageSize), s.Metadata(), "two twins")
 	c.mem[0][1*pageSize+3] = 7 // page 2 stays as it was: a silent write
 
@@ -131,6 +131,30 @@ func TestLocalFaultsAndIntervals(t *testing.T) {
 
 	s.CloseInterval() // nothing written: no interval
 	assert.Equal(t, protocol.VectorTime{1, 0}, s.VT())
+}
+
+// TestProtectDirty: pages protected ahead of the close are not protected
+// again; a write fault in between (another thread) makes the close protect
+// the page once more.
+func TestProtectDirty(t *testing.T) {
+	c := newCluster(t, 1, 3, false)
+	s := c.st[0]
+	for p := range uint32(3) {
+		require.NoError(t, s.Fault(p, true))
+		c.mem[0][int(p)*pageSize] = 1
+	}
+	c.actions(0)
+	s.ProtectDirty()
+	assert.Equal(t, []Action{{ActWriteProtect, 0}, {ActWriteProtect, 1}, {ActWriteProtect, 2}}, c.actions(0))
+	s.ProtectDirty()
+	assert.Empty(t, c.actions(0), "already protected")
+	require.NoError(t, s.Fault(1, true)) // a thread writes page 1 before the close
+	assert.Equal(t, []Action{{ActUnprotect, 1}}, c.actions(0))
+	s.CloseInterval()
+	assert.Equal(t, []Action{{ActWriteProtect, 1}}, c.actions(0), "only the page unprotected since")
+	ivs, err := s.IntervalsFor(protocol.VectorTime{0})
+	require.NoError(t, err)
+	assert.Equal(t, []protocol.PageRange{{First: 0, Count: 3}}, ivs[0].Pages)
 }
 
 func TestFetchAppliesDiffsAndMaps(t *testing.T) {

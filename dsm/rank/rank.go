@@ -174,6 +174,11 @@ func (r *Rank) send(to int, m protocol.Message) {
 	r.out.Messages = append(r.out.Messages, protocol.Envelope{From: r.cfg.Rank, To: to, Msg: m})
 }
 
+// ProtectDirty write-protects the pages written in the open interval. An
+// engine whose application has other threads calls it, and carries out its
+// actions, before every call but Fault and Validate (see lrc.ProtectDirty).
+func (r *Rank) ProtectDirty() { r.lrc.ProtectDirty() }
+
 // Fault handles an access to page p that trapped. The page is mapped by a
 // later action, at once if the rank's copy is current.
 func (r *Rank) Fault(p uint32, write bool) error {

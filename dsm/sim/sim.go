@@ -86,9 +86,12 @@ type simRank struct {
 	cur   *Op
 	// waitDone: the current op waits for the engine's Done.
 	waitDone bool
-	// waitPage >= 0: the current op waits for that page to be mapped with waitPerm.
+	// waitPage >= 0: the current op waits for that page to be mapped with
+	// waitPerm; woken: an action on that page came since, so the op retries
+	// its access (and faults again if it must), as a woken thread does.
 	waitPage int
 	waitPerm perm
+	woken    bool
 }
 
 // Stats counts the messages of a run.
@@ -220,7 +223,7 @@ func (s *Sim) runnable(r *simRank) bool {
 	case r.waitDone:
 		return false
 	case r.waitPage >= 0:
-		return r.mmu[r.waitPage] >= r.waitPerm
+		return r.woken || r.mmu[r.waitPage] >= r.waitPerm
 	}
 	return true
 }
@@ -283,6 +286,18 @@ func (s *Sim) Run(random bool) error {
 	return s.err
 }
 
+// protectDirty does what the engine does before a call that may close the
+// interval: write-protect the dirty pages first. In random runs it is
+// skipped half the time, so that closes that protect pages themselves are
+// exercised too.
+func (s *Sim) protectDirty(r *simRank) {
+	if s.cfg.StrayFaults && s.rng.IntN(2) == 0 {
+		return
+	}
+	r.eng.ProtectDirty()
+	s.collect(r)
+}
+
 // strayFault faults a random page of a random rank for reading or writing,
 // unless the rank's MMU already allows the access.
 func (s *Sim) strayFault() {
@@ -310,6 +325,7 @@ func (s *Sim) deliver(i int) {
 	}
 	s.logf("deliver %d→%d %s", f.from, f.to, describe(m))
 	r := s.ranks[f.to]
+	s.protectDirty(r)
 	if err := r.eng.Step(protocol.Envelope{From: f.from, To: f.to, Msg: m}); err != nil {
 		s.fail("%v", err)
 		return
@@ -323,6 +339,9 @@ func (s *Sim) collect(r *simRank) bool {
 	rd := r.eng.Ready()
 	s.maxMetadata = max(s.maxMetadata, r.eng.Metadata())
 	for _, a := range rd.Actions {
+		if s.cfg.Trace {
+			s.logf("rank %d: %v page %d", r.id, a.Kind, a.Page)
+		}
 		s.act(r, a)
 	}
 	for _, env := range rd.Messages {
@@ -360,6 +379,9 @@ func (s *Sim) act(r *simRank, a lrc.Action) {
 		return
 	}
 	was := r.mmu[p]
+	if int(p) == r.waitPage {
+		r.woken = true
+	}
 	switch a.Kind {
 	case lrc.ActInvalidate:
 		if was == permNone {
@@ -377,6 +399,14 @@ func (s *Sim) act(r *simRank, a lrc.Action) {
 		}
 		r.mmu[p] = permRead
 	case lrc.ActMapReadWrite:
+		if was == permRead {
+			s.fail("rank %d: page %d mapped writable while mapped read-only, without an unprotect", r.id, p)
+		}
+		r.mmu[p] = permWrite
+	case lrc.ActUnprotect:
+		if was != permRead {
+			s.fail("rank %d: unprotect of page %d, which is not mapped read-only", r.id, p)
+		}
 		r.mmu[p] = permWrite
 	default:
 		s.fail("rank %d: unknown action %v", r.id, a.Kind)
@@ -401,6 +431,9 @@ func (s *Sim) step(r *simRank) {
 func (s *Sim) start(r *simRank) bool {
 	op := r.cur
 	s.logf("rank %d: %v", r.id, op)
+	if op.Kind == OpLock || op.Kind == OpUnlock || op.Kind == OpBarrier {
+		s.protectDirty(r)
+	}
 	var err error
 	switch op.Kind {
 	case OpLock:
@@ -447,7 +480,7 @@ func (s *Sim) access(r *simRank) {
 			return
 		}
 		if r.mmu[p] < need.perm {
-			r.waitPage, r.waitPerm = p, need.perm
+			r.waitPage, r.waitPerm, r.woken = p, need.perm, false
 			return
 		}
 	}

@@ -1,0 +1,239 @@
+package uffd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The kernel facts SVM stands on, checked with the faulting process apart
+// from the handling one, as in a job: a first read of a never-touched shmem
+// page raises a missing fault, CONTINUE with MODE_WP maps it write-protected,
+// a write then raises a write-protect fault, clearing WP lets it through,
+// MADV_DONTNEED makes the next access raise a minor fault, and re-protecting
+// makes writes fault again.
+
+const (
+	testBase  = 0x6a0000000000
+	testPages = 4
+)
+
+var pageSize = os.Getpagesize()
+
+func TestMain(m *testing.M) {
+	if os.Getenv("UFFD_TEST_CHILD") == "1" {
+		if err := child(); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// child maps the memfd (fd 3) at testBase, registers it with a userfaultfd,
+// passes the userfaultfd over the socket (fd 4) and performs the accesses,
+// reporting each value it read.
+func child() error {
+	memfd, sock := 3, 4
+	size := uintptr(testPages * pageSize)
+	addr, _, errno := unix.Syscall6(unix.SYS_MMAP, testBase, size, unix.PROT_READ|unix.PROT_WRITE,
+		unix.MAP_SHARED|unix.MAP_FIXED_NOREPLACE, uintptr(memfd), 0)
+	if errno != 0 || addr != testBase {
+		return fmt.Errorf("mmap at %#x: %v", testBase, errno)
+	}
+	fd, err := Open(UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_MINOR_SHMEM | UFFD_FEATURE_WP_HUGETLBFS_SHMEM)
+	if err != nil {
+		return err
+	}
+	if err := Register(fd, testBase, size, UFFDIO_REGISTER_MODE_MISSING|UFFDIO_REGISTER_MODE_MINOR|UFFDIO_REGISTER_MODE_WP); err != nil {
+		return err
+	}
+	if err := unix.Sendmsg(sock, []byte("uffd"), unix.UnixRights(fd), nil, 0); err != nil {
+		return err
+	}
+	unix.Close(fd)
+	// The mapping is outside the Go heap; reinterpreting the address avoids
+	// a uintptr-to-pointer conversion that vet cannot prove safe.
+	mem := unsafe.Slice(*(**byte)(unsafe.Pointer(&addr)), size)
+	say := func(format string, args ...any) {
+		unix.Write(sock, fmt.Appendf(nil, format, args...))
+	}
+	say("read %d", mem[0])   // missing fault: the handler fills the page
+	mem[1] = 7               // write-protect fault
+	say("read %d", mem[1])   // no fault
+	var wait [1]byte
+	unix.Read(sock, wait[:]) // the handler zaps nothing itself; we do:
+	if err := unix.Madvise(mem[:pageSize], unix.MADV_DONTNEED); err != nil {
+		return err
+	}
+	say("read %d", mem[1]) // minor fault: the page cache kept the write
+	mem[2] = 9             // write-protect fault again (mapped with MODE_WP)
+	unix.Read(sock, wait[:]) // the handler re-protected the page
+	mem[3] = 11            // write-protect fault once more
+	say("done %d %d %d", mem[1], mem[2], mem[3])
+	return nil
+}
+
+// childBinary returns the test binary, copied where user nobody can run it
+// when the tests run as root, so that the child is unprivileged.
+func childBinary(t *testing.T) string {
+	if os.Getuid() != 0 {
+		return os.Args[0]
+	}
+	dir, err := os.MkdirTemp("", "svm-uffd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := dir + "/child"
+	if err := os.WriteFile(path, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestKernelFacts(t *testing.T) {
+	memfd, err := unix.MemfdCreate("svm-uffd-test", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(memfd)
+	size := testPages * pageSize
+	if err := unix.Ftruncate(memfd, int64(size)); err != nil {
+		t.Fatal(err)
+	}
+	view, err := unix.Mmap(memfd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Munmap(view)
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(pair[0])
+	cmd := exec.Command(childBinary(t), "-test.run=^$")
+	cmd.Env = append(os.Environ(), "UFFD_TEST_CHILD=1")
+	cmd.ExtraFiles = []*os.File{os.NewFile(uintptr(memfd), "memfd"), os.NewFile(uintptr(pair[1]), "sock")}
+	cmd.Stderr = os.Stderr
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(pair[1])
+	defer cmd.Process.Kill()
+
+	buf := make([]byte, 64)
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(pair[0], buf, oob, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("no userfaultfd from the child: %v", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := fds[0]
+	defer unix.Close(fd)
+
+	// next waits for the child's next fault and returns its flags.
+	next := func() Fault {
+		t.Helper()
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, 5000); err != nil || pfd[0].Revents&unix.POLLIN == 0 {
+			t.Fatalf("no fault within 5 s: %v", err)
+		}
+		msg := make([]byte, MsgSize)
+		if _, err := unix.Read(fd, msg); err != nil {
+			t.Fatal(err)
+		}
+		f, ok := ParseFault(msg)
+		if !ok {
+			t.Fatalf("not a page fault: event %#x", msg[0])
+		}
+		if f.Address&^uint64(pageSize-1) != testBase {
+			t.Fatalf("fault at %#x, want page %#x", f.Address, testBase)
+		}
+		return f
+	}
+	report := func(want string) {
+		t.Helper()
+		n, err := unix.Read(pair[0], buf)
+		if err != nil || string(buf[:n]) != want {
+			t.Fatalf("child said %q (%v), want %q", buf[:n], err, want)
+		}
+	}
+
+	f := next()
+	if f.Flags&(UFFD_PAGEFAULT_FLAG_MINOR|UFFD_PAGEFAULT_FLAG_WP) != 0 || f.Write() {
+		t.Fatalf("first read: flags %#x, want a missing read fault", f.Flags)
+	}
+	view[0] = 42 // fills the page cache through the handler's own view
+	if err := Continue(fd, testBase, uintptr(pageSize), UFFDIO_CONTINUE_MODE_WP); err != nil {
+		t.Fatal(err)
+	}
+	report("read 42")
+	if f = next(); f.Flags&UFFD_PAGEFAULT_FLAG_WP == 0 || !f.Write() {
+		t.Fatalf("write to a protected page: flags %#x, want a write-protect fault", f.Flags)
+	}
+	if err := WriteProtect(fd, testBase, uintptr(pageSize), 0); err != nil {
+		t.Fatal(err)
+	}
+	report("read 7")
+	unix.Write(pair[0], []byte{1})
+	if f = next(); f.Flags&UFFD_PAGEFAULT_FLAG_MINOR == 0 || f.Write() {
+		t.Fatalf("read after MADV_DONTNEED: flags %#x, want a minor read fault", f.Flags)
+	}
+	if err := Continue(fd, testBase, uintptr(pageSize), UFFDIO_CONTINUE_MODE_WP); err != nil {
+		t.Fatal(err)
+	}
+	report("read 7")
+	if f = next(); f.Flags&UFFD_PAGEFAULT_FLAG_WP == 0 {
+		t.Fatalf("write after CONTINUE with MODE_WP: flags %#x, want a write-protect fault", f.Flags)
+	}
+	// A duplicate CONTINUE of a mapped page fails with EEXIST: the handler
+	// treats it as done and wakes the waiter.
+	if err := Continue(fd, testBase, uintptr(pageSize), 0); !errors.Is(err, unix.EEXIST) {
+		t.Fatalf("CONTINUE of a mapped page: %v, want EEXIST", err)
+	}
+	if err := WriteProtect(fd, testBase, uintptr(pageSize), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteProtect(fd, testBase, uintptr(pageSize), UFFDIO_WRITEPROTECT_MODE_WP); err != nil {
+		t.Fatal(err)
+	}
+	unix.Write(pair[0], []byte{1})
+	if f = next(); f.Flags&UFFD_PAGEFAULT_FLAG_WP == 0 {
+		t.Fatalf("write after re-protecting: flags %#x, want a write-protect fault", f.Flags)
+	}
+	if err := WriteProtect(fd, testBase, uintptr(pageSize), 0); err != nil {
+		t.Fatal(err)
+	}
+	report("done 7 9 11")
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if view[1] != 7 || view[2] != 9 || view[3] != 11 {
+		t.Fatalf("the handler's view holds %v, want [42 7 9 11]", view[:4])
+	}
+}
