@@ -65,18 +65,18 @@ func child() error {
 	say := func(format string, args ...any) {
 		unix.Write(sock, fmt.Appendf(nil, format, args...))
 	}
-	say("read %d", mem[0])   // missing fault: the handler fills the page
-	mem[1] = 7               // write-protect fault
-	say("read %d", mem[1])   // no fault
+	say("read %d", mem[0]) // missing fault: the handler fills the page
+	mem[1] = 7             // write-protect fault
+	say("read %d", mem[1]) // no fault
 	var wait [1]byte
 	unix.Read(sock, wait[:]) // the handler zaps nothing itself; we do:
 	if err := unix.Madvise(mem[:pageSize], unix.MADV_DONTNEED); err != nil {
 		return err
 	}
-	say("read %d", mem[1]) // minor fault: the page cache kept the write
-	mem[2] = 9             // write-protect fault again (mapped with MODE_WP)
+	say("read %d", mem[1])   // minor fault: the page cache kept the write
+	mem[2] = 9               // write-protect fault again (mapped with MODE_WP)
 	unix.Read(sock, wait[:]) // the handler re-protected the page
-	mem[3] = 11            // write-protect fault once more
+	mem[3] = 11              // write-protect fault once more
 	say("done %d %d %d", mem[1], mem[2], mem[3])
 	return nil
 }
