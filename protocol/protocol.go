@@ -184,6 +184,9 @@ type BarrierArrive struct {
 	Intervals []Interval
 	// Metadata is the member's protocol metadata in bytes (for garbage collection).
 	Metadata uint64
+	// Shares says the member hands Value to every member (one member at most).
+	Shares bool
+	Value  uint64
 }
 
 // Type reports MsgBarrierArrive.
@@ -198,6 +201,9 @@ type BarrierDepart struct {
 	// GC asks every rank to validate its pages and drop the protocol history
 	// that is now known everywhere.
 	GC bool
+	// Shared says Value is the value a member shared at this barrier.
+	Shared bool
+	Value  uint64
 }
 
 // Type reports MsgBarrierDepart.

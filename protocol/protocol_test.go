@@ -47,7 +47,8 @@ func randMessage(rng *rand.Rand, n int, pages uint32) Message {
 	case 2:
 		return &LockGrant{Lock: rng.Uint32N(1024), Intervals: intervals()}
 	case 3:
-		m := &BarrierArrive{Barrier: rng.Uint32N(64), Episode: rng.Uint32(), VT: vt(), Intervals: intervals(), Metadata: rng.Uint64()}
+		m := &BarrierArrive{Barrier: rng.Uint32N(64), Episode: rng.Uint32(), VT: vt(), Intervals: intervals(), Metadata: rng.Uint64(),
+			Shares: rng.IntN(2) == 0, Value: rng.Uint64()}
 		for r := range n {
 			if rng.IntN(2) == 0 {
 				m.Members = append(m.Members, r)
@@ -55,7 +56,8 @@ func randMessage(rng *rand.Rand, n int, pages uint32) Message {
 		}
 		return m
 	case 4:
-		return &BarrierDepart{Barrier: rng.Uint32N(64), Episode: rng.Uint32(), Intervals: intervals(), GC: rng.IntN(2) == 0}
+		return &BarrierDepart{Barrier: rng.Uint32N(64), Episode: rng.Uint32(), Intervals: intervals(), GC: rng.IntN(2) == 0,
+			Shared: rng.IntN(2) == 0, Value: rng.Uint64()}
 	case 5:
 		m := &DiffRequest{ID: rng.Uint32()}
 		for p := uint32(0); p < pages; p++ {
@@ -125,7 +127,8 @@ func TestWireFormat(t *testing.T) {
 		{&LockRequest{Lock: 3, Requester: 1, VT: VectorTime{0, 2}}, "0193030192" + "0002"},
 		{&LockRequest{Forwarded: true, Lock: 3, Requester: 1, VT: VectorTime{0, 2}}, "0293030192" + "0002"},
 		{&LockGrant{Lock: 3, Intervals: []Interval{{ID: IntervalID{Rank: 1, Index: 2}, VT: VectorTime{0, 2}, Pages: []PageRange{{First: 7, Count: 2}}}}}, "03920391939201029200029192" + "0702"},
-		{&BarrierDepart{Barrier: 1, Episode: 4, GC: true}, "05940104c0c3"},
+		{&BarrierDepart{Barrier: 1, Episode: 4, GC: true}, "05960104c0c3c200"},
+		{&BarrierDepart{Barrier: 1, Episode: 4, Shared: true, Value: 0x1000}, "05960104c0c2c3cd1000"},
 		{&DiffRequest{ID: 9, Pages: []PageIntervals{{Page: 5, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "0692099192059192" + "0001"},
 		{&DiffResponse{ID: 9, Pages: []PageDiffs{{Page: 5, Diffs: []IntervalDiff{{Interval: IntervalID{Rank: 0, Index: 1}, Diff: []byte{0, 0, 0xaa}}}}}}, "0792099192059192920001c403" + "0000aa"},
 	}

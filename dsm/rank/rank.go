@@ -79,6 +79,8 @@ type op struct {
 	// collecting: the barrier has departed and waits for this rank's pages
 	// to be validated for garbage collection.
 	collecting bool
+	// share is the value this rank hands every member at the barrier.
+	share *uint64
 }
 
 // Rank is the protocol engine of one rank.
@@ -96,8 +98,11 @@ type Rank struct {
 	floor protocol.VectorTime
 	// collectUpTo is the history to drop at the next whole-job barrier.
 	collectUpTo protocol.VectorTime
-	out         Ready
-	stats       Stats
+	// shared is the value shared at the last barrier, if sharedOK.
+	shared   uint64
+	sharedOK bool
+	out      Ready
+	stats    Stats
 }
 
 // New returns the engine of rank cfg.Rank over the rank's memory mem.
@@ -253,11 +258,26 @@ func (r *Rank) grant(g *lock.Grant) error {
 // every rank). Ready reports Done when every member has arrived and this
 // rank has merged what they wrote before arriving.
 func (r *Rank) Barrier(id uint32, members []int) error {
+	return r.barrier(id, members, nil)
+}
+
+// ShareAt is Barrier for the member that hands value to every member; the
+// others read it with Shared once their barrier is done. At most one member
+// may share at a barrier.
+func (r *Rank) ShareAt(id uint32, members []int, value uint64) error {
+	return r.barrier(id, members, &value)
+}
+
+// Shared returns the value shared at the last barrier this rank crossed, and
+// whether one was.
+func (r *Rank) Shared() (uint64, bool) { return r.shared, r.sharedOK }
+
+func (r *Rank) barrier(id uint32, members []int, share *uint64) error {
 	set, err := barrier.Normalize(members, r.cfg.NProcs)
 	if err != nil {
 		return err
 	}
-	if err := r.begin(op{kind: opBarrier, id: id, members: set}); err != nil {
+	if err := r.begin(op{kind: opBarrier, id: id, members: set, share: share}); err != nil {
 		return err
 	}
 	r.lrc.CloseInterval()
@@ -267,13 +287,17 @@ func (r *Rank) Barrier(id uint32, members []int) error {
 		r.op = op{}
 		return err
 	}
-	res, err := r.barriers.Arrive(&protocol.BarrierArrive{
+	a := &protocol.BarrierArrive{
 		Barrier:   id,
 		Members:   set,
 		VT:        r.lrc.VT(),
 		Intervals: ivs,
 		Metadata:  uint64(r.lrc.Metadata()),
-	})
+	}
+	if share != nil {
+		a.Shares, a.Value = true, *share
+	}
+	res, err := r.barriers.Arrive(a)
 	if err != nil {
 		r.op = op{}
 		return err
@@ -359,6 +383,7 @@ func (r *Rank) barrierResult(res barrier.Result) error {
 		}
 		// The manager knew everything this rank now knows.
 		r.knownBy[barrier.Manager(d.Barrier, r.op.members, r.cfg.NProcs)] = r.lrc.VT()
+		r.shared, r.sharedOK = d.Value, d.Shared
 		return r.leaveBarrier(d.GC, r.op.members == nil)
 	}
 	return nil
@@ -369,10 +394,22 @@ func (r *Rank) barrierResult(res barrier.Result) error {
 func (r *Rank) completeBarrier(c *barrier.Complete) error {
 	whole := len(c.Arrivals[0].Members) == 0
 	collect := false
+	sharer := -1
 	var ivs []protocol.Interval
 	for _, a := range c.Arrivals {
 		ivs = append(ivs, a.Intervals...)
 		collect = collect || (whole && a.Metadata > uint64(r.cfg.GCThreshold))
+		if a.Shares {
+			if sharer >= 0 {
+				return fmt.Errorf("barrier %d: ranks %d and %d both share a value", c.Barrier, sharer, a.From)
+			}
+			sharer = a.From
+			r.shared = a.Value
+		}
+	}
+	r.sharedOK = sharer >= 0
+	if !r.sharedOK {
+		r.shared = 0
 	}
 	if err := r.lrc.Acquire(ivs); err != nil {
 		return fmt.Errorf("barrier %d: %w", c.Barrier, err)
@@ -385,7 +422,8 @@ func (r *Rank) completeBarrier(c *barrier.Complete) error {
 		if err != nil {
 			return fmt.Errorf("barrier %d: departure of rank %d: %w", c.Barrier, a.From, err)
 		}
-		r.send(a.From, &protocol.BarrierDepart{Barrier: c.Barrier, Episode: a.Episode, Intervals: lacking, GC: collect})
+		r.send(a.From, &protocol.BarrierDepart{Barrier: c.Barrier, Episode: a.Episode, Intervals: lacking, GC: collect,
+			Shared: r.sharedOK, Value: r.shared})
 	}
 	if err := r.barriers.Leave(c.Barrier); err != nil {
 		return err

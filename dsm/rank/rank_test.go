@@ -101,3 +101,35 @@ func TestMisuse(t *testing.T) {
 	_, err = New(Config{Rank: 0, NProcs: 1, PageSize: 64, Pages: 1, Barriers: 1, GCThreshold: 1}, make([]byte, 64))
 	assert.ErrorContains(t, err, "no locks")
 }
+
+func TestShare(t *testing.T) {
+	rs := newRanks(t, 3)
+	require.NoError(t, rs[0].Barrier(1, nil))
+	require.NoError(t, rs[1].ShareAt(1, nil, 0xabc))
+	require.NoError(t, rs[2].Barrier(1, nil))
+	pump(t, rs)
+	for i, r := range rs {
+		v, ok := r.Shared()
+		assert.True(t, ok, "rank %d", i)
+		assert.Equal(t, uint64(0xabc), v, "rank %d", i)
+	}
+	for _, r := range rs {
+		require.NoError(t, r.Barrier(1, nil))
+	}
+	pump(t, rs)
+	_, ok := rs[2].Shared()
+	assert.False(t, ok, "a plain barrier shares nothing")
+
+	require.NoError(t, rs[0].ShareAt(2, nil, 1))
+	require.NoError(t, rs[1].ShareAt(2, nil, 2))
+	require.NoError(t, rs[2].Barrier(2, nil))
+	var err error
+	queue := append(rs[0].Ready().Messages, rs[1].Ready().Messages...)
+	queue = append(queue, rs[2].Ready().Messages...)
+	for _, e := range queue {
+		if err = rs[e.To].Step(e); err != nil {
+			break
+		}
+	}
+	assert.ErrorContains(t, err, "both share a value")
+}
