@@ -74,7 +74,7 @@ func Decode(b []byte) (Message, error) {
 	default:
 		return nil, fmt.Errorf("decode: unknown message type %d", b[0])
 	}
-	if err := scan(b[1:]); err != nil {
+	if err := ScanMsgpack(b[1:]); err != nil {
 		return nil, fmt.Errorf("decode %v: %w", m.Type(), err)
 	}
 	c := codecPool.Get().(*codecState)

@@ -6,14 +6,14 @@ import (
 	"fmt"
 )
 
-// scan checks that b is exactly one well-formed msgpack value whose
+// ScanMsgpack checks that b is exactly one well-formed msgpack value whose
 // declared array, map, string and binary lengths all fit in the bytes that
 // follow them. Every pending element needs at least one byte, so the total
 // number of elements declared at all nesting levels never exceeds len(b):
 // whatever the decoder allocates afterwards is bounded by the input size.
 // (msgpack v5.4's decoder trusts declared slice lengths and would allocate
-// gigabytes for a five-byte input.)
-func scan(b []byte) error {
+// gigabytes for a five-byte input.) Call it before decoding untrusted bytes.
+func ScanMsgpack(b []byte) error {
 	pending := 1 // values still to read
 	i := 0
 	for pending > 0 {

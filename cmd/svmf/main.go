@@ -1,7 +1,7 @@
-// Command svmf is the SVM driver. Today it has one subcommand, sim, which runs
-// the protocol simulator on a benchmark's sharing pattern and prints the
-// messages and bytes the real protocol code sends; the job launcher (run) and
-// the SVM-Fortran compiler (build) join it in later steps.
+// Command svmf is the SVM driver: svmf run starts a job on this machine with
+// an embedded coherence engine, and svmf sim runs the protocol simulator on a
+// benchmark's sharing pattern. The SVM-Fortran compiler (build) joins them in
+// a later step.
 package main
 
 import (
@@ -15,30 +15,35 @@ import (
 const usage = `usage: svmf <command> [arguments]
 
 commands:
+  run     run a program as the ranks of a job on this machine (svmf run -h)
   sim     simulate a job on the protocol and count its messages (svmf sim -h)
 `
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "svmf:", err)
-		}
-		os.Exit(2)
+	code, err := run(os.Args[1:], os.Stdout, os.Stderr)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "svmf:", err)
 	}
+	os.Exit(code)
 }
 
-func run(args []string, stdout, stderr io.Writer) error {
+func run(args []string, stdout, stderr io.Writer) (int, error) {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
-		return errors.New("no command given")
+		return 2, errors.New("no command given")
 	}
 	switch args[0] {
+	case "run":
+		return runCommand(args[1:], stdout, stderr)
 	case "sim":
-		return simCommand(args[1:], stdout, stderr)
+		if err := simCommand(args[1:], stdout, stderr); err != nil {
+			return 2, err
+		}
+		return 0, nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
-		return nil
+		return 0, nil
 	}
 	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown command %q", args[0])
+	return 2, fmt.Errorf("unknown command %q", args[0])
 }

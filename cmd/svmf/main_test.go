@@ -10,7 +10,7 @@ import (
 
 func TestSimSOR(t *testing.T) {
 	var out, errOut bytes.Buffer
-	err := run([]string{"sim", "sor", "-np", "4", "-rows", "64", "-cols", "256", "-iterations", "3", "-page-size", "512", "-variant", "nonzero"}, &out, &errOut)
+	_, err := run([]string{"sim", "sor", "-np", "4", "-rows", "64", "-cols", "256", "-iterations", "3", "-page-size", "512", "-variant", "nonzero"}, &out, &errOut)
 	require.NoError(t, err, errOut.String())
 	assert.Contains(t, out.String(), "SOR-NonZero: 64 × 256 float32 on 4 ranks")
 	// Four ranks: a barrier costs 2(4-1) = 6 messages.
@@ -36,7 +36,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"sim", "sor", "-rows", "1000000"}, "more than the 8 GiB limit"},
 	} {
 		var out, errOut bytes.Buffer
-		err := run(tc.args, &out, &errOut)
+		_, err := run(tc.args, &out, &errOut)
 		require.Error(t, err, "%v", tc.args)
 		assert.Contains(t, err.Error()+errOut.String(), tc.want, "%v", tc.args)
 	}

@@ -1,0 +1,313 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/svmcluster/svm/dsm"
+	"github.com/svmcluster/svm/dsm/engine"
+)
+
+const runUsage = `usage: svmf run -np N [flags] PROGRAM [ARGS...]
+
+Runs PROGRAM as N ranks of one SVM job on this machine. svmf itself runs the
+coherence engine (never inside the ranks) and starts the ranks with
+SVM_SOCKET, SVM_RANK and SVM_NPROCS set, which dsm.Join reads. Rank 0 reads
+svmf's standard input; every rank writes to svmf's standard output and error.
+
+svmf exits 0 when every rank exits 0. If a rank exits with an error or is
+killed, or the engine fails (a protocol error, or a deadlock: every running
+rank waiting in a lock, barrier or share no other rank can end), svmf stops
+the other ranks (SIGTERM, then SIGKILL after -kill-after), reports which rank
+failed and how, and exits with that rank's status (128+signal for a signal;
+1 for an engine failure). Ctrl-C stops the whole job.
+
+Sizes accept K, M and G suffixes (powers of 1024).
+
+flags:
+`
+
+type runFlags struct {
+	np          int
+	tagOutput   bool
+	region      string
+	base        string
+	locks       uint
+	barriers    uint
+	gcThreshold string
+	prefetch    bool
+	killAfter   time.Duration
+}
+
+func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flag.NewFlagSet("svmf run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, runUsage)
+		fs.PrintDefaults()
+	}
+	var f runFlags
+	fs.IntVar(&f.np, "np", 0, "number of ranks (required)")
+	fs.BoolVar(&f.tagOutput, "tag-output", false, "prefix each line of a rank's output with [rank]")
+	fs.StringVar(&f.region, "region", "256M", "size of the shared region")
+	fs.StringVar(&f.base, "base", fmt.Sprintf("%#x", engine.DefaultBase), "address of the shared region in every rank")
+	fs.UintVar(&f.locks, "locks", 1024, "number of lock ids")
+	fs.UintVar(&f.barriers, "barriers", 64, "number of barrier ids")
+	fs.StringVar(&f.gcThreshold, "gc-threshold", "64M", "protocol metadata per rank that triggers garbage collection at a barrier")
+	fs.BoolVar(&f.prefetch, "prefetch", true, "with a fault, fetch the other pages in use that the same writers supply")
+	fs.DurationVar(&f.killAfter, "kill-after", 2*time.Second, "how long stopped ranks get between SIGTERM and SIGKILL")
+	if err := fs.Parse(args); err != nil {
+		return 2, err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2, errors.New("run: no program given")
+	}
+	if f.np < 1 {
+		return 2, fmt.Errorf("run: -np %d: want at least 1 rank", f.np)
+	}
+	cfg, err := f.engineConfig()
+	if err != nil {
+		return 2, fmt.Errorf("run: %w", err)
+	}
+	prog, err := exec.LookPath(fs.Arg(0))
+	if err != nil {
+		return 2, fmt.Errorf("run: %w", err)
+	}
+	return runJob(cfg, f, prog, fs.Args()[1:], stdout, stderr)
+}
+
+func (f runFlags) engineConfig() (engine.Config, error) {
+	region, err := parseSize(f.region)
+	if err != nil {
+		return engine.Config{}, fmt.Errorf("-region: %w", err)
+	}
+	gc, err := parseSize(f.gcThreshold)
+	if err != nil {
+		return engine.Config{}, fmt.Errorf("-gc-threshold: %w", err)
+	}
+	base, err := strconv.ParseUint(f.base, 0, 64)
+	if err != nil {
+		return engine.Config{}, fmt.Errorf("-base %q: not an address", f.base)
+	}
+	if f.locks == 0 || f.locks > 1<<20 || f.barriers == 0 || f.barriers > 1<<20 {
+		return engine.Config{}, fmt.Errorf("-locks %d, -barriers %d: want 1 to %d of each", f.locks, f.barriers, 1<<20)
+	}
+	return engine.Config{
+		NProcs: f.np, RegionSize: region, Base: base,
+		Locks: uint32(f.locks), Barriers: uint32(f.barriers),
+		GCThreshold: int64(gc), Prefetch: f.prefetch,
+	}, nil
+}
+
+// parseSize reads a byte count with an optional K, M or G suffix.
+func parseSize(s string) (uint64, error) {
+	mult := uint64(1)
+	num := s
+	if n := len(s); n > 0 {
+		switch s[n-1] {
+		case 'K', 'k':
+			mult, num = 1<<10, s[:n-1]
+		case 'M', 'm':
+			mult, num = 1<<20, s[:n-1]
+		case 'G', 'g':
+			mult, num = 1<<30, s[:n-1]
+		}
+	}
+	v, err := strconv.ParseUint(num, 10, 64)
+	if err != nil || v == 0 || v > (1<<62)/mult {
+		return 0, fmt.Errorf("%q is not a size", s)
+	}
+	return v * mult, nil
+}
+
+// rankExit is how one rank ended.
+type rankExit struct {
+	rank int
+	err  error
+}
+
+func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, stderr io.Writer) (int, error) {
+	dir, err := engine.SocketDir()
+	if err != nil {
+		return 1, err
+	}
+	defer os.RemoveAll(dir)
+	cfg.Socket = engine.SocketPath(dir)
+	eng, err := engine.New(cfg)
+	if err != nil {
+		return 1, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	engDone := make(chan error, 1)
+	go func() { engDone <- eng.Run(ctx) }()
+
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+
+	var out sync.WaitGroup // output copiers, when tagging
+	exits := make(chan rankExit, f.np)
+	ranks := make([]*exec.Cmd, 0, f.np)
+	for r := range f.np {
+		cmd, err := startRank(r, cfg, prog, args, f.tagOutput, stdout, stderr, &out)
+		if err != nil {
+			stopRanks(ranks, f.killAfter, exits)
+			return 1, fmt.Errorf("run: starting rank %d: %w", r, err)
+		}
+		ranks = append(ranks, cmd)
+		go func() { exits <- rankExit{rank: r, err: cmd.Wait()} }()
+	}
+
+	code := 0
+	var failures []string
+	running := f.np
+	fail := func(c int, msg string) {
+		if code == 0 {
+			code = c
+			if running > 0 {
+				msg += "; stopping the other ranks"
+			}
+		}
+		failures = append(failures, msg)
+	}
+	stopping := false
+	stop := func() {
+		if !stopping {
+			stopping = true
+			go stopRanks(ranks, f.killAfter, nil)
+		}
+	}
+	for running > 0 {
+		select {
+		case ex := <-exits:
+			running--
+			if ex.err != nil && !stopping {
+				fail(exitCode(ex.err), fmt.Sprintf("rank %d (pid %d) %s", ex.rank, ranks[ex.rank].Process.Pid, describeExit(ex.err)))
+				stop()
+			}
+		case err := <-engDone:
+			engDone = nil
+			if err != nil && !stopping {
+				fail(1, fmt.Sprintf("engine: %v", err))
+				stop()
+			}
+		case s := <-sigs:
+			if !stopping {
+				fail(128+int(s.(syscall.Signal)), fmt.Sprintf("interrupted by %v", s))
+				stop()
+			}
+		}
+	}
+	out.Wait()
+	cancel()
+	if engDone != nil {
+		if err := <-engDone; err != nil && !errors.Is(err, context.Canceled) && code == 0 {
+			fail(1, fmt.Sprintf("engine: %v", err))
+		}
+	}
+	if code != 0 {
+		return code, fmt.Errorf("job failed: %s", strings.Join(failures, "; "))
+	}
+	return 0, nil
+}
+
+func startRank(r int, cfg engine.Config, prog string, args []string, tag bool, stdout, stderr io.Writer, out *sync.WaitGroup) (*exec.Cmd, error) {
+	cmd := exec.Command(prog, args...)
+	cmd.Env = append(os.Environ(),
+		dsm.EnvSocket+"="+cfg.Socket,
+		dsm.EnvRank+"="+strconv.Itoa(r),
+		"SVM_NPROCS="+strconv.Itoa(cfg.NProcs),
+	)
+	if r == 0 {
+		cmd.Stdin = os.Stdin
+	}
+	// The ranks die with svmf, and Ctrl-C reaches them only through it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+	if !tag {
+		cmd.Stdout, cmd.Stderr = stdout, stderr
+		return cmd, cmd.Start()
+	}
+	prefix := fmt.Sprintf("[%d] ", r)
+	for _, s := range []struct {
+		pipe func() (io.ReadCloser, error)
+		to   io.Writer
+	}{{cmd.StdoutPipe, stdout}, {cmd.StderrPipe, stderr}} {
+		rd, err := s.pipe()
+		if err != nil {
+			return nil, err
+		}
+		out.Add(1)
+		go func() {
+			defer out.Done()
+			copyTagged(rd, s.to, prefix)
+		}()
+	}
+	return cmd, cmd.Start()
+}
+
+var tagMu sync.Mutex // keeps tagged lines whole
+
+func copyTagged(rd io.Reader, w io.Writer, prefix string) {
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		tagMu.Lock()
+		fmt.Fprintf(w, "%s%s\n", prefix, sc.Bytes())
+		tagMu.Unlock()
+	}
+}
+
+// stopRanks sends SIGTERM to every rank still running, then SIGKILL after
+// grace. If exits is given, it waits for the ranks it signals.
+func stopRanks(ranks []*exec.Cmd, grace time.Duration, exits chan rankExit) {
+	for _, c := range ranks {
+		c.Process.Signal(syscall.SIGTERM)
+	}
+	time.Sleep(grace)
+	for _, c := range ranks {
+		c.Process.Kill()
+	}
+	if exits != nil {
+		for range ranks {
+			<-exits
+		}
+	}
+}
+
+func describeExit(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+		}
+		return fmt.Sprintf("exited with status %d", ee.ExitCode())
+	}
+	return err.Error()
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		if c := ee.ExitCode(); c > 0 {
+			return c
+		}
+	}
+	return 1
+}

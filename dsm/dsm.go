@@ -1,0 +1,350 @@
+// Package dsm is SVM's Go API: shared memory across the processes of a job,
+// kept coherent by lazy release consistency.
+//
+// Every process (rank) of a job calls Join, which maps the job's shared
+// region at the same address in every rank, so pointers stored in shared
+// memory are valid everywhere. Memory comes from Alloc (collective) or
+// Malloc (one rank; hand the address to the others with Share). Writes of
+// one rank become visible to another through synchronization: what a rank
+// wrote before Unlock is visible to the next rank that Locks the same lock,
+// and what every rank wrote before a Barrier is visible to all after it.
+//
+// The coherence engine runs in another process (svmf run starts one); this
+// package is only the application's side: it maps the region, registers it
+// with a userfaultfd that the engine reads, and makes synchronous calls to
+// the engine. Calls on one Node are serialized; any goroutine may make them.
+//
+// With userfaultfd in user mode, a system call that writes into a shared
+// page the rank does not hold current (read(2) into a shared buffer) fails
+// with EFAULT instead of faulting: call Validate on the buffer first.
+package dsm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/svmcluster/svm/dsm/internal/link"
+	"github.com/svmcluster/svm/dsm/uffd"
+)
+
+// Addr is an address in the shared region: the same value in every rank.
+type Addr uintptr
+
+// The environment svmf run and svmd give each rank.
+const (
+	EnvSocket = "SVM_SOCKET" // the engine's socket
+	EnvRank   = "SVM_RANK"   // this process's rank
+)
+
+// ErrClosed is returned by calls on a Node after Close.
+var ErrClosed = errors.New("dsm: node is closed")
+
+// Node is this process's membership in a job.
+type Node struct {
+	mu       sync.Mutex
+	conn     *link.Conn
+	rank     int
+	nprocs   int
+	base     uintptr
+	size     uintptr
+	pageSize int
+	locks    uint32
+	barriers uint32
+	closed   bool
+	// held tracks the locks this rank holds, to refuse a wrong Unlock here.
+	held map[int]bool
+}
+
+// Stats are a rank's counters. Messages are the protocol messages between
+// ranks (what TreadMarks counted), not the calls to the engine.
+type Stats struct {
+	ReadFaults, WriteFaults, Twins, DiffsCreated, DiffsApplied, DiffBytes int64
+	MessagesSent, MessagesReceived, BytesSent, BytesReceived          int64
+	MessagesByType                                                      map[string]int64 // sent
+	LockAcquiresLocal, LockAcquiresRemote, Barriers, Invalidations      int64
+}
+
+// Join joins the job this process was started in, using the environment
+// set by svmf run or svmd, and maps the shared region.
+func Join(ctx context.Context) (*Node, error) {
+	socket := os.Getenv(EnvSocket)
+	rankStr := os.Getenv(EnvRank)
+	if socket == "" || rankStr == "" {
+		return nil, fmt.Errorf("dsm: join: %s and %s are not set: start the program with svmf run", EnvSocket, EnvRank)
+	}
+	r, err := strconv.Atoi(rankStr)
+	if err != nil {
+		return nil, fmt.Errorf("dsm: join: %s=%q is not a rank", EnvRank, rankStr)
+	}
+	type result struct {
+		n   *Node
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		n, err := join(socket, r)
+		done <- result{n, err}
+	}()
+	select {
+	case res := <-done:
+		return res.n, res.err
+	case <-ctx.Done():
+		go func() {
+			if res := <-done; res.n != nil {
+				res.n.Close()
+			}
+		}()
+		return nil, fmt.Errorf("dsm: join: %w", ctx.Err())
+	}
+}
+
+func join(socket string, r int) (*Node, error) {
+	conn, err := link.Dial(socket)
+	if err != nil {
+		return nil, fmt.Errorf("dsm: join: connecting to the engine: %w", err)
+	}
+	n := &Node{conn: conn, rank: r, held: make(map[int]bool)}
+	rep, fds, err := n.roundTrip(link.Request{Op: link.OpJoin, Rank: r})
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("dsm: join: %w", err)
+	}
+	if rep.Join == nil || len(fds) != 1 {
+		conn.Close()
+		closeFDs(fds)
+		return nil, errors.New("dsm: join: the engine sent no region")
+	}
+	j := rep.Join
+	n.nprocs, n.base, n.size, n.pageSize = j.NProcs, uintptr(j.Base), uintptr(j.Size), j.PageSize
+	n.locks, n.barriers = j.Locks, j.Barriers
+	err = n.attach(fds[0])
+	unix.Close(fds[0]) // the mapping keeps the memory
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("dsm: join: %w", err)
+	}
+	return n, nil
+}
+
+// attach maps the region at its fixed base, registers it with a new
+// userfaultfd and hands that to the engine. The process keeps no copy of
+// the userfaultfd: if the engine dies, the region stops being handled
+// instead of blocking faults forever.
+func (n *Node) attach(memfd int) error {
+	if err := mapFixed(n.base, n.size, memfd); err != nil {
+		return err
+	}
+	fd, err := uffd.Open(uffd.UFFD_FEATURE_MISSING_SHMEM | uffd.UFFD_FEATURE_MINOR_SHMEM | uffd.UFFD_FEATURE_WP_HUGETLBFS_SHMEM)
+	if err != nil {
+		unmap(n.base, n.size)
+		return fmt.Errorf("%w (userfaultfd needs Linux 6.x with user-mode faults allowed: vm.unprivileged_userfaultfd=1, or the UFFD_USER_MODE_ONLY flag this uses, or CAP_SYS_PTRACE)", err)
+	}
+	defer unix.Close(fd)
+	err = uffd.Register(fd, n.base, n.size, uffd.UFFDIO_REGISTER_MODE_MISSING|uffd.UFFDIO_REGISTER_MODE_MINOR|uffd.UFFDIO_REGISTER_MODE_WP)
+	if err == nil {
+		_, _, err = n.roundTrip(link.Request{Op: link.OpAttach}, fd)
+	}
+	if err != nil {
+		unmap(n.base, n.size)
+		return err
+	}
+	return nil
+}
+
+// roundTrip sends a request and waits for its reply.
+func (n *Node) roundTrip(req link.Request, fds ...int) (link.Reply, []int, error) {
+	if err := n.conn.Send(req, fds...); err != nil {
+		return link.Reply{}, nil, fmt.Errorf("the engine is gone: %w", err)
+	}
+	var rep link.Reply
+	got, err := n.conn.Recv(&rep)
+	if err != nil {
+		return link.Reply{}, nil, fmt.Errorf("the engine is gone: %w", err)
+	}
+	if rep.Err != "" {
+		closeFDs(got)
+		return rep, nil, errors.New(rep.Err)
+	}
+	return rep, got, nil
+}
+
+// call makes one synchronous call and drops the pages the engine says are
+// stale before returning.
+func (n *Node) call(req link.Request) (link.Reply, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return link.Reply{}, ErrClosed
+	}
+	rep, fds, err := n.roundTrip(req)
+	closeFDs(fds)
+	if err != nil {
+		return rep, fmt.Errorf("dsm: %w", err)
+	}
+	for _, r := range rep.Zap {
+		off := uintptr(r.First) * uintptr(n.pageSize)
+		if err := zap(n.base+off, uintptr(r.Count)*uintptr(n.pageSize)); err != nil {
+			return rep, fmt.Errorf("dsm: dropping stale pages: %w", err)
+		}
+	}
+	return rep, nil
+}
+
+// Rank returns this process's rank, 0..NProcs()-1.
+func (n *Node) Rank() int { return n.rank }
+
+// NProcs returns the number of ranks in the job.
+func (n *Node) NProcs() int { return n.nprocs }
+
+// PageSize returns the size of a page of shared memory.
+func (n *Node) PageSize() int { return n.pageSize }
+
+// Alloc allocates size bytes of shared memory, page aligned. It is
+// collective: every rank calls it, in the same order with the same sizes,
+// and gets the same address. The memory is not zeroed if it was freed before.
+func (n *Node) Alloc(size int) (Addr, error) {
+	if err := n.checkSize(size); err != nil {
+		return 0, fmt.Errorf("dsm: alloc: %w", err)
+	}
+	rep, err := n.call(link.Request{Op: link.OpAlloc, Size: uint64(size)})
+	return Addr(rep.Value), err
+}
+
+// Malloc allocates size bytes of shared memory for this rank alone (16-byte
+// aligned); Share hands the address to the others.
+func (n *Node) Malloc(size int) (Addr, error) {
+	if err := n.checkSize(size); err != nil {
+		return 0, fmt.Errorf("dsm: malloc: %w", err)
+	}
+	rep, err := n.call(link.Request{Op: link.OpMalloc, Size: uint64(size)})
+	return Addr(rep.Value), err
+}
+
+func (n *Node) checkSize(size int) error {
+	if size <= 0 {
+		return fmt.Errorf("size %d", size)
+	}
+	if uintptr(size) > n.size {
+		return fmt.Errorf("size %d exceeds the %d-byte shared region", size, n.size)
+	}
+	return nil
+}
+
+// Share is collective: every rank calls it with the same root and gets the
+// address root passed. It orders memory like a barrier: what root wrote
+// before it is visible to every rank after it returns.
+func (n *Node) Share(root int, a Addr) (Addr, error) {
+	if root < 0 || root >= n.nprocs {
+		return 0, fmt.Errorf("dsm: share: root rank %d out of range [0,%d)", root, n.nprocs)
+	}
+	rep, err := n.call(link.Request{Op: link.OpShare, Root: root, Addr: uint64(a)})
+	return Addr(rep.Value), err
+}
+
+// Free returns memory from Alloc or Malloc.
+func (n *Node) Free(a Addr) error {
+	_, err := n.call(link.Request{Op: link.OpFree, Addr: uint64(a)})
+	return err
+}
+
+// Lock acquires lock id (0 <= id < the job's lock count, 1024 by default).
+// Writes made under the lock by earlier holders are visible once it returns.
+func (n *Node) Lock(id int) error {
+	if id < 0 || uint64(id) >= uint64(n.locks) {
+		return fmt.Errorf("dsm: lock %d out of range [0,%d)", id, n.locks)
+	}
+	if _, err := n.call(link.Request{Op: link.OpLock, ID: uint32(id)}); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	n.held[id] = true
+	n.mu.Unlock()
+	return nil
+}
+
+// Unlock releases lock id, which this rank must hold.
+func (n *Node) Unlock(id int) error {
+	n.mu.Lock()
+	held := n.held[id]
+	n.mu.Unlock()
+	if !held {
+		return fmt.Errorf("dsm: unlock of lock %d, which rank %d does not hold", id, n.rank)
+	}
+	if _, err := n.call(link.Request{Op: link.OpUnlock, ID: uint32(id)}); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	delete(n.held, id)
+	n.mu.Unlock()
+	return nil
+}
+
+// Barrier waits until every rank has called Barrier(id) (0 <= id < the job's
+// barrier count, 64 by default); then what every rank wrote before it is
+// visible to all.
+func (n *Node) Barrier(id int) error {
+	if id < 0 || uint64(id) >= uint64(n.barriers) {
+		return fmt.Errorf("dsm: barrier %d out of range [0,%d)", id, n.barriers)
+	}
+	_, err := n.call(link.Request{Op: link.OpBarrier, ID: uint32(id)})
+	return err
+}
+
+// Validate makes [a, a+size) present and current now (writable if write), in
+// as few messages as possible: before a system call writes into shared
+// memory, or to fetch a range ahead of use.
+func (n *Node) Validate(a Addr, size int, write bool) error {
+	if size < 0 || uintptr(a) < n.base || uintptr(a)+uintptr(size) > n.base+n.size || uintptr(a)+uintptr(size) < uintptr(a) {
+		return fmt.Errorf("dsm: validate: [%#x,+%d) is not inside the shared region [%#x,+%d)", uintptr(a), size, n.base, n.size)
+	}
+	_, err := n.call(link.Request{Op: link.OpValidate, Addr: uint64(a), Size: uint64(size), Write: write})
+	return err
+}
+
+// Stats returns this rank's counters.
+func (n *Node) Stats() Stats {
+	rep, err := n.call(link.Request{Op: link.OpStats})
+	if err != nil || rep.Stats == nil {
+		return Stats{}
+	}
+	s := rep.Stats
+	return Stats{
+		ReadFaults: s.ReadFaults, WriteFaults: s.WriteFaults, Twins: s.Twins,
+		DiffsCreated: s.DiffsCreated, DiffsApplied: s.DiffsApplied, DiffBytes: s.DiffBytes,
+		MessagesSent: s.MessagesSent, MessagesReceived: s.MessagesReceived,
+		BytesSent: s.BytesSent, BytesReceived: s.BytesReceived, MessagesByType: s.MessagesByType,
+		LockAcquiresLocal: s.LockAcquiresLocal, LockAcquiresRemote: s.LockAcquiresRemote,
+		Barriers: s.Barriers, Invalidations: s.Invalidations,
+	}
+}
+
+// Close leaves the job and unmaps the region; the engine keeps serving this
+// rank's memory to the others. Shared memory must not be touched after it.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closed {
+		return ErrClosed
+	}
+	n.closed = true
+	_, fds, err := n.roundTrip(link.Request{Op: link.OpClose})
+	closeFDs(fds)
+	unmap(n.base, n.size)
+	n.conn.Close()
+	if err != nil {
+		return fmt.Errorf("dsm: close: %w", err)
+	}
+	return nil
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}

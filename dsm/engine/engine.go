@@ -1,0 +1,622 @@
+// Package engine is SVM's coherence engine for the ranks of a job that run
+// on one machine. It owns each rank's memory (a memfd, mapped here for the
+// engine's own access), reads each rank's page faults from the userfaultfd
+// the application registered, and drives the rank's protocol state machine
+// (package rank): page actions become userfaultfd ioctls, protocol messages
+// go to the other ranks, and the application's synchronous calls (lock,
+// barrier, allocation, ...) arrive over a unix socket.
+//
+// The engine never runs inside an application process: a fault handler in
+// the faulting Go process deadlocks with the garbage collector (see
+// DESIGN.md). All protocol work happens on one goroutine, the loop; the
+// others only read sockets and userfaultfds and hand what they read to it.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/svmcluster/svm/dsm/internal/link"
+	"github.com/svmcluster/svm/dsm/rank"
+	"github.com/svmcluster/svm/dsm/uffd"
+	"github.com/svmcluster/svm/lrc"
+	"github.com/svmcluster/svm/protocol"
+)
+
+// Config describes a job.
+type Config struct {
+	NProcs int
+	// RegionSize is the shared region's size in bytes (a multiple of the
+	// page size); each rank's memory is sparse, so unused parts cost nothing.
+	RegionSize uint64
+	// Base is the address of the region in every application process.
+	Base uint64
+	// Locks and Barriers are the lock and barrier ids applications may use.
+	Locks    uint32
+	Barriers uint32
+	// GCThreshold, Prefetch: see rank.Config.
+	GCThreshold int64
+	Prefetch    bool
+	// Socket is the path of the unix socket the ranks connect to.
+	Socket string
+}
+
+// Defaults for a job.
+const (
+	DefaultRegionSize = 256 << 20
+	DefaultBase       = 0x200000000000
+)
+
+// DefaultConfig returns the defaults for a job of nprocs ranks.
+func DefaultConfig(nprocs int, socket string) Config {
+	return Config{
+		NProcs: nprocs, RegionSize: DefaultRegionSize, Base: DefaultBase,
+		Locks: rank.DefaultLocks, Barriers: rank.DefaultBarriers,
+		GCThreshold: rank.DefaultGCThreshold, Prefetch: true, Socket: socket,
+	}
+}
+
+// Engine serves one job.
+type Engine struct {
+	cfg      Config
+	pageSize int
+	pages    int
+	ln       *net.UnixListener
+	hosts    []*host
+	// events run on the loop, one at a time.
+	events chan func()
+	quit   chan struct{}
+	once   sync.Once
+	err    error // the failure that ended the job, set on the loop
+	// inbox holds messages between hosted ranks not yet delivered.
+	inbox    []protocol.Envelope
+	draining bool
+	alloc    *allocator
+	// collective are the Alloc results so far, in call order.
+	collective []allocation
+	encodeBuf  []byte
+}
+
+type allocation struct {
+	size, addr uint64
+}
+
+// New checks the configuration, creates every rank's memory and listens on
+// the job's socket (mode 0600).
+func New(cfg Config) (*Engine, error) {
+	ps := os.Getpagesize()
+	switch {
+	case cfg.NProcs < 1:
+		return nil, fmt.Errorf("engine: %d ranks", cfg.NProcs)
+	case cfg.RegionSize == 0 || cfg.RegionSize%uint64(ps) != 0:
+		return nil, fmt.Errorf("engine: region size %d is not a positive multiple of the %d-byte page", cfg.RegionSize, ps)
+	case cfg.RegionSize/uint64(ps) >= 1<<32:
+		return nil, fmt.Errorf("engine: region of %d bytes has too many pages", cfg.RegionSize)
+	case cfg.Base%uint64(ps) != 0 || cfg.Base == 0:
+		return nil, fmt.Errorf("engine: region base %#x is not page aligned", cfg.Base)
+	case cfg.Locks == 0 || cfg.Barriers == 0:
+		return nil, fmt.Errorf("engine: %d locks and %d barriers", cfg.Locks, cfg.Barriers)
+	}
+	e := &Engine{
+		cfg: cfg, pageSize: ps, pages: int(cfg.RegionSize / uint64(ps)),
+		events: make(chan func(), 1024), quit: make(chan struct{}),
+		alloc: newAllocator(cfg.RegionSize),
+	}
+	for r := range cfg.NProcs {
+		h, err := e.newHost(r)
+		if err != nil {
+			e.closeHosts()
+			return nil, err
+		}
+		e.hosts = append(e.hosts, h)
+	}
+	ln, err := listen(cfg.Socket)
+	if err != nil {
+		e.closeHosts()
+		return nil, err
+	}
+	e.ln = ln
+	return e, nil
+}
+
+func listen(path string) (*net.UnixListener, error) {
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("engine: listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("engine: %w", err)
+	}
+	return ln, nil
+}
+
+// Run serves the job until every rank has closed, ctx is done or the job
+// fails. It returns the failure, if any; ranks that disconnect without
+// closing are reported through it.
+func (e *Engine) Run(ctx context.Context) error {
+	go e.accept()
+	defer e.shutdown()
+	for {
+		select {
+		case f := <-e.events:
+			f()
+			e.drain()
+			if e.err != nil {
+				return e.err
+			}
+			if e.finished() {
+				return nil
+			}
+			e.checkDeadlock()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// fail ends the job with err (the first failure wins).
+func (e *Engine) fail(err error) {
+	if e.err == nil {
+		e.err = err
+	}
+}
+
+// submit hands f to the loop; it returns false once the engine has stopped.
+func (e *Engine) submit(f func()) bool {
+	select {
+	case e.events <- f:
+		return true
+	case <-e.quit:
+		return false
+	}
+}
+
+func (e *Engine) finished() bool {
+	for _, h := range e.hosts {
+		if !h.closed {
+			return false
+		}
+	}
+	return true
+}
+
+// checkDeadlock ends the job when every rank still running waits in a lock,
+// barrier or share that no other rank can end.
+func (e *Engine) checkDeadlock() {
+	var waits []string
+	gone := 0
+	for _, h := range e.hosts {
+		switch {
+		case h.closed || h.gone:
+			gone++
+			waits = append(waits, fmt.Sprintf("rank %d has %s", h.id, map[bool]string{true: "closed", false: "exited"}[h.closed]))
+		case h.call != nil && h.call.op != link.OpValidate:
+			waits = append(waits, fmt.Sprintf("rank %d waits in %s", h.id, h.call))
+		default:
+			return
+		}
+	}
+	if gone == len(e.hosts) {
+		return
+	}
+	e.fail(fmt.Errorf("deadlock: %s", strings.Join(waits, "; ")))
+}
+
+func (e *Engine) shutdown() {
+	e.once.Do(func() { close(e.quit) })
+	e.ln.Close()
+	e.closeHosts()
+	os.Remove(e.cfg.Socket)
+}
+
+func (e *Engine) closeHosts() {
+	for _, h := range e.hosts {
+		h.close()
+	}
+}
+
+// accept takes connections until the listener closes; each one must join
+// as a rank first.
+func (e *Engine) accept() {
+	for {
+		c, err := e.ln.AcceptUnix()
+		if err != nil {
+			return
+		}
+		go e.serve(link.New(c))
+	}
+}
+
+// serve reads one application's requests and hands them to the loop.
+func (e *Engine) serve(c *link.Conn) {
+	var h *host
+	for {
+		var req link.Request
+		fds, err := c.Recv(&req)
+		if err != nil {
+			if h != nil {
+				e.submit(func() { e.disconnected(h, err) })
+			} else {
+				c.Close()
+			}
+			return
+		}
+		if h == nil {
+			joined := make(chan *host, 1)
+			if !e.submit(func() { joined <- e.join(c, req, fds) }) {
+				c.Close()
+				return
+			}
+			if h = <-joined; h == nil {
+				c.Close()
+				return
+			}
+			continue
+		}
+		e.submit(func() { e.request(h, req, fds) })
+	}
+}
+
+func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
+	closeFDs(fds)
+	refuse := func(format string, args ...any) *host {
+		c.Send(link.Reply{Err: fmt.Sprintf(format, args...)})
+		return nil
+	}
+	if req.Op != link.OpJoin {
+		return refuse("the first request must be join, not %v", req.Op)
+	}
+	cred, err := c.PeerCred()
+	if err != nil {
+		return refuse("reading the peer's credentials: %v", err)
+	}
+	if int(cred.Uid) != os.Getuid() {
+		return refuse("rank %d runs as uid %d, the job as uid %d", req.Rank, cred.Uid, os.Getuid())
+	}
+	if req.Rank < 0 || req.Rank >= e.cfg.NProcs {
+		return refuse("rank %d out of range [0,%d)", req.Rank, e.cfg.NProcs)
+	}
+	h := e.hosts[req.Rank]
+	if h.conn != nil || h.closed {
+		return refuse("rank %d has already joined", req.Rank)
+	}
+	h.conn = c
+	h.pid = int(cred.Pid)
+	err = c.Send(link.Reply{Join: &link.Join{
+		NProcs: e.cfg.NProcs, Base: e.cfg.Base, Size: e.cfg.RegionSize, PageSize: e.pageSize,
+		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers,
+	}}, h.memfd)
+	if err != nil {
+		e.fail(fmt.Errorf("rank %d: join: %w", h.id, err))
+		return nil
+	}
+	return h
+}
+
+// disconnected runs when a rank's connection ends. A rank that exits
+// without Close is gone: its memory stays served, and the job goes on until
+// its launcher decides from the exit status.
+func (e *Engine) disconnected(h *host, err error) {
+	if h.closed {
+		return
+	}
+	h.gone = true
+	h.call = nil
+	if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+		e.fail(fmt.Errorf("rank %d: connection: %w", h.id, err))
+	}
+}
+
+// reply answers h's request.
+func (e *Engine) reply(h *host, r link.Reply) {
+	if err := h.conn.Send(r); err != nil && !h.gone {
+		h.gone = true
+		h.call = nil
+	}
+}
+
+func (e *Engine) replyErr(h *host, op link.Op, err error) {
+	e.reply(h, link.Reply{Err: fmt.Sprintf("%v: %v", op, err)})
+}
+
+// request runs one application call.
+func (e *Engine) request(h *host, req link.Request, fds []int) {
+	if h.closed {
+		closeFDs(fds)
+		return
+	}
+	if req.Op == link.OpAttach {
+		if err := e.attach(h, fds); err != nil {
+			e.fail(fmt.Errorf("rank %d: attach: %w", h.id, err))
+			e.replyErr(h, req.Op, err)
+			return
+		}
+		e.reply(h, link.Reply{})
+		return
+	}
+	closeFDs(fds)
+	if h.call != nil {
+		e.replyErr(h, req.Op, fmt.Errorf("called while %v is in progress", h.call))
+		return
+	}
+	var err error
+	switch req.Op {
+	case link.OpLock:
+		err = e.begin(h, req, func() error { return h.proto.Acquire(req.ID) })
+	case link.OpUnlock:
+		if err = e.checkLock(req.ID); err == nil {
+			e.protect(h)
+			if err = h.proto.Release(req.ID); err == nil {
+				e.flush(h)
+				e.reply(h, link.Reply{})
+			}
+		}
+	case link.OpBarrier:
+		err = e.begin(h, req, func() error {
+			if req.ID >= e.cfg.Barriers {
+				return fmt.Errorf("barrier %d out of range [0,%d)", req.ID, e.cfg.Barriers)
+			}
+			return h.proto.Barrier(req.ID, req.Members)
+		})
+	case link.OpShare:
+		err = e.begin(h, req, func() error {
+			if req.Root < 0 || req.Root >= e.cfg.NProcs {
+				return fmt.Errorf("root rank %d out of range [0,%d)", req.Root, e.cfg.NProcs)
+			}
+			// The share barrier is the one past the applications' ids.
+			if h.id == req.Root {
+				return h.proto.ShareAt(e.cfg.Barriers, nil, req.Addr)
+			}
+			return h.proto.Barrier(e.cfg.Barriers, nil)
+		})
+	case link.OpValidate:
+		err = e.validate(h, req)
+	case link.OpAlloc:
+		err = e.collectiveAlloc(h, req.Size)
+	case link.OpMalloc:
+		var off uint64
+		if off, err = e.alloc.alloc(req.Size, 16); err == nil {
+			e.reply(h, link.Reply{Value: e.cfg.Base + off})
+		}
+	case link.OpFree:
+		if req.Addr < e.cfg.Base {
+			err = fmt.Errorf("address %#x is below the shared region at %#x", req.Addr, e.cfg.Base)
+		} else if err = e.alloc.release(req.Addr - e.cfg.Base); err == nil {
+			e.reply(h, link.Reply{})
+		}
+	case link.OpStats:
+		e.reply(h, link.Reply{Stats: h.stats()})
+	case link.OpClose:
+		h.closed = true
+		e.reply(h, link.Reply{})
+	default:
+		err = fmt.Errorf("unknown request")
+	}
+	if err != nil {
+		e.replyErr(h, req.Op, err)
+	}
+}
+
+func (e *Engine) checkLock(id uint32) error {
+	if id >= e.cfg.Locks {
+		return fmt.Errorf("lock %d out of range [0,%d)", id, e.cfg.Locks)
+	}
+	return nil
+}
+
+// begin starts a call that waits for the protocol: protect the dirty pages,
+// start it, and answer when the rank reports it done.
+func (e *Engine) begin(h *host, req link.Request, start func() error) error {
+	if req.Op == link.OpLock {
+		if err := e.checkLock(req.ID); err != nil {
+			return err
+		}
+	}
+	e.protect(h)
+	if err := start(); err != nil {
+		return err
+	}
+	h.call = &call{op: req.Op, id: req.ID, root: req.Root}
+	e.flush(h)
+	return nil
+}
+
+func (e *Engine) validate(h *host, req link.Request) error {
+	end := req.Addr + req.Size
+	if req.Size == 0 {
+		e.reply(h, link.Reply{})
+		return nil
+	}
+	if req.Addr < e.cfg.Base || end < req.Addr || end > e.cfg.Base+e.cfg.RegionSize {
+		return fmt.Errorf("range [%#x,+%d) is not inside the shared region [%#x,+%d)", req.Addr, req.Size, e.cfg.Base, e.cfg.RegionSize)
+	}
+	first := (req.Addr - e.cfg.Base) / uint64(e.pageSize)
+	last := (end - 1 - e.cfg.Base) / uint64(e.pageSize)
+	if err := h.proto.Validate(uint32(first), uint32(last-first+1), req.Write); err != nil {
+		return err
+	}
+	h.call = &call{op: req.Op}
+	e.flush(h)
+	return nil
+}
+
+func (e *Engine) collectiveAlloc(h *host, size uint64) error {
+	if size == 0 {
+		return fmt.Errorf("allocation of 0 bytes")
+	}
+	k := h.allocs
+	if k < len(e.collective) {
+		if prev := e.collective[k]; prev.size != size {
+			return fmt.Errorf("collective allocation #%d: rank %d asks %d bytes where another rank asked %d", k+1, h.id, size, prev.size)
+		}
+	} else {
+		rounded := (size + uint64(e.pageSize) - 1) &^ uint64(e.pageSize-1)
+		off, err := e.alloc.alloc(rounded, uint64(e.pageSize))
+		if err != nil {
+			return err
+		}
+		e.collective = append(e.collective, allocation{size: size, addr: e.cfg.Base + off})
+	}
+	h.allocs++
+	e.reply(h, link.Reply{Value: e.collective[k].addr})
+	return nil
+}
+
+// protect write-protects the pages written in h's open interval before a
+// call that may close it, so that no write slips in between the close's
+// comparison with the twins and the protection.
+func (e *Engine) protect(h *host) {
+	h.proto.ProtectDirty()
+	e.flush(h)
+}
+
+// flush carries out what h's protocol engine produced.
+func (e *Engine) flush(h *host) {
+	rd := h.proto.Ready()
+	for _, a := range rd.Actions {
+		if err := e.act(h, a); err != nil {
+			e.fail(fmt.Errorf("rank %d: %v of page %d: %w", h.id, a.Kind, a.Page, err))
+			return
+		}
+	}
+	for _, env := range rd.Messages {
+		e.send(h, env)
+	}
+	if rd.Done {
+		e.finish(h)
+	}
+}
+
+// finish answers h's outstanding call, which the protocol has completed.
+func (e *Engine) finish(h *host) {
+	c := h.call
+	h.call = nil
+	if c == nil {
+		return
+	}
+	var r link.Reply
+	var stale []uint32
+	for _, p := range h.zap {
+		if h.proto.PageState(p) == lrc.Invalid {
+			stale = append(stale, p)
+		}
+	}
+	h.zap = h.zap[:0]
+	slices.Sort(stale)
+	r.Zap = protocol.Ranges(slices.Compact(stale))
+	if c.op == link.OpShare {
+		v, ok := h.proto.Shared()
+		if !ok {
+			r.Err = fmt.Sprintf("share: rank %d, the root, did not share a value", c.root)
+		}
+		r.Value = v
+	}
+	e.reply(h, r)
+}
+
+func (e *Engine) send(from *host, env protocol.Envelope) {
+	var err error
+	e.encodeBuf, err = protocol.AppendEncode(e.encodeBuf[:0], env.Msg)
+	if err != nil {
+		e.fail(fmt.Errorf("rank %d: %w", from.id, err))
+		return
+	}
+	from.count(&from.sent, env.Msg.Type(), len(e.encodeBuf))
+	to := e.hosts[env.To]
+	to.count(&to.received, env.Msg.Type(), len(e.encodeBuf))
+	e.inbox = append(e.inbox, env)
+}
+
+// drain delivers the messages between hosted ranks until none is left.
+func (e *Engine) drain() {
+	if e.draining {
+		return
+	}
+	e.draining = true
+	defer func() { e.draining = false }()
+	for len(e.inbox) > 0 && e.err == nil {
+		env := e.inbox[0]
+		e.inbox = e.inbox[1:]
+		h := e.hosts[env.To]
+		switch env.Msg.(type) {
+		case *protocol.LockGrant, *protocol.BarrierArrive, *protocol.BarrierDepart:
+			e.protect(h) // these may close h's interval
+		}
+		if err := h.proto.Step(env); err != nil {
+			e.fail(err)
+			return
+		}
+		e.flush(h)
+	}
+	e.inbox = e.inbox[:0]
+}
+
+// fault handles page faults that h's application took.
+func (e *Engine) fault(h *host, faults []uffd.Fault) {
+	for _, f := range faults {
+		if f.Address < e.cfg.Base || f.Address >= e.cfg.Base+e.cfg.RegionSize {
+			e.fail(fmt.Errorf("rank %d: fault at %#x, outside the shared region", h.id, f.Address))
+			return
+		}
+		p := uint32((f.Address - e.cfg.Base) / uint64(e.pageSize))
+		if err := h.proto.Fault(p, f.Write()); err != nil {
+			e.fail(fmt.Errorf("rank %d: %w", h.id, err))
+			return
+		}
+		e.flush(h)
+	}
+}
+
+// call is an application call waiting for the protocol.
+type call struct {
+	op   link.Op
+	id   uint32
+	root int
+}
+
+func (c *call) String() string {
+	switch c.op {
+	case link.OpLock:
+		return fmt.Sprintf("lock %d", c.id)
+	case link.OpBarrier:
+		return fmt.Sprintf("barrier %d", c.id)
+	case link.OpShare:
+		return fmt.Sprintf("share from rank %d", c.root)
+	}
+	return c.op.String()
+}
+
+func closeFDs(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}
+
+// SocketDir creates a private directory for a job's socket: under
+// $XDG_RUNTIME_DIR when set, else the system's temporary directory.
+func SocketDir() (string, error) {
+	parent := os.Getenv("XDG_RUNTIME_DIR")
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	dir, err := os.MkdirTemp(parent, "svm-job-")
+	if err != nil {
+		return "", fmt.Errorf("engine: socket directory: %w", err)
+	}
+	return dir, nil
+}
+
+// SocketPath is the socket of a job in dir.
+func SocketPath(dir string) string { return filepath.Join(dir, "engine.sock") }
+

@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/svmcluster/svm/dsm/internal/link"
+	"github.com/svmcluster/svm/dsm/rank"
+	"github.com/svmcluster/svm/dsm/uffd"
+	"github.com/svmcluster/svm/lrc"
+	"github.com/svmcluster/svm/protocol"
+)
+
+// host is one rank of the job as the engine holds it: its memory, its
+// protocol engine, and its application's connection and userfaultfd.
+type host struct {
+	id    int
+	proto *rank.Rank
+	memfd int
+	// view is the engine's own mapping of the rank's memory, never
+	// registered with a userfaultfd.
+	view []byte
+	// populated marks the pages known to be in the memfd's page cache.
+	populated []uint64
+	uffd      int
+	uffdFile  *os.File
+	conn      *link.Conn
+	pid       int
+	// closed: the application called Close; gone: its connection ended
+	// without it. Either way the rank's memory stays served.
+	closed, gone bool
+	call         *call
+	// zap are the pages invalidated during the outstanding call.
+	zap    []uint32
+	allocs int
+	sent   traffic
+	// received counts what other ranks sent this one.
+	received traffic
+}
+
+type traffic struct {
+	messages, bytes int64
+	byType          map[protocol.MsgType]int64
+}
+
+func (e *Engine) newHost(r int) (*host, error) {
+	memfd, err := unix.MemfdCreate(fmt.Sprintf("svm-rank-%d", r), unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("engine: memory of rank %d: memfd_create: %w", r, err)
+	}
+	h := &host{id: r, memfd: memfd, uffd: -1, populated: make([]uint64, (e.pages+63)/64)}
+	if err := unix.Ftruncate(memfd, int64(e.cfg.RegionSize)); err != nil {
+		h.close()
+		return nil, fmt.Errorf("engine: memory of rank %d: %w", r, err)
+	}
+	h.view, err = unix.Mmap(memfd, 0, int(e.cfg.RegionSize), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		h.close()
+		return nil, fmt.Errorf("engine: mapping the memory of rank %d: %w", r, err)
+	}
+	h.proto, err = rank.New(rank.Config{
+		Rank: r, NProcs: e.cfg.NProcs, PageSize: e.pageSize, Pages: e.pages,
+		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers + 1, // the last one serves Share
+		GCThreshold: e.cfg.GCThreshold, Prefetch: e.cfg.Prefetch,
+	}, h.view)
+	if err != nil {
+		h.close()
+		return nil, err
+	}
+	return h, nil
+}
+
+func (h *host) close() {
+	if h.uffdFile != nil {
+		h.uffdFile.Close() // ends the fault reader
+		h.uffdFile = nil
+	} else if h.uffd >= 0 {
+		unix.Close(h.uffd)
+	}
+	h.uffd = -1
+	if h.view != nil {
+		unix.Munmap(h.view)
+		h.view = nil
+	}
+	if h.memfd >= 0 {
+		unix.Close(h.memfd)
+		h.memfd = -1
+	}
+	if h.conn != nil {
+		h.conn.Close()
+	}
+}
+
+// attach takes the userfaultfd the application registered its view of the
+// region with, and starts reading its faults.
+func (e *Engine) attach(h *host, fds []int) error {
+	if len(fds) != 1 {
+		closeFDs(fds)
+		return fmt.Errorf("want one userfaultfd, got %d descriptors", len(fds))
+	}
+	if h.uffd >= 0 {
+		closeFDs(fds)
+		return errors.New("already attached")
+	}
+	if err := unix.SetNonblock(fds[0], true); err != nil {
+		closeFDs(fds)
+		return err
+	}
+	h.uffd = fds[0]
+	// A non-blocking descriptor goes to the runtime's poller: Read parks the
+	// goroutine, not a thread.
+	h.uffdFile = os.NewFile(uintptr(h.uffd), fmt.Sprintf("userfaultfd of rank %d", h.id))
+	go e.readFaults(h, h.uffdFile)
+	return nil
+}
+
+// readFaults hands the faults of h's application to the loop until the
+// userfaultfd is closed.
+func (e *Engine) readFaults(h *host, f *os.File) {
+	buf := make([]byte, 64*uffd.MsgSize)
+	for {
+		n, err := f.Read(buf)
+		if err != nil {
+			return
+		}
+		var faults []uffd.Fault
+		for off := 0; off+uffd.MsgSize <= n; off += uffd.MsgSize {
+			if flt, ok := uffd.ParseFault(buf[off : off+uffd.MsgSize]); ok {
+				faults = append(faults, flt)
+			}
+		}
+		if len(faults) > 0 && !e.submit(func() { e.fault(h, faults) }) {
+			return
+		}
+	}
+}
+
+// act carries out one page action on h's application.
+func (e *Engine) act(h *host, a lrc.Action) error {
+	if a.Kind == lrc.ActInvalidate {
+		// Only the application can drop its own mappings: it does at the
+		// end of the call that caused this.
+		h.zap = append(h.zap, a.Page)
+		return nil
+	}
+	if h.uffd < 0 {
+		return nil // not attached: the application maps nothing yet
+	}
+	addr := uintptr(e.cfg.Base) + uintptr(a.Page)*uintptr(e.pageSize)
+	size := uintptr(e.pageSize)
+	var err error
+	switch a.Kind {
+	case lrc.ActWriteProtect:
+		err = retry(func() error { return uffd.WriteProtect(h.uffd, addr, size, uffd.UFFDIO_WRITEPROTECT_MODE_WP) })
+	case lrc.ActUnprotect:
+		err = retry(func() error { return uffd.WriteProtect(h.uffd, addr, size, 0) })
+	case lrc.ActMapReadOnly, lrc.ActMapReadWrite:
+		if err = e.populate(h, a.Page); err != nil {
+			return err
+		}
+		mode := uint64(uffd.UFFDIO_CONTINUE_MODE_WP)
+		if a.Kind == lrc.ActMapReadWrite {
+			mode = 0
+		}
+		err = retry(func() error { return uffd.Continue(h.uffd, addr, size, mode) })
+		if errors.Is(err, unix.EEXIST) {
+			// Already mapped (a second thread's fault on the page): make the
+			// protection what the protocol wants and wake the waiters.
+			if a.Kind == lrc.ActMapReadWrite {
+				err = retry(func() error { return uffd.WriteProtect(h.uffd, addr, size, 0) })
+			} else {
+				err = retry(func() error { return uffd.Wake(h.uffd, addr, size) })
+			}
+		}
+	default:
+		return fmt.Errorf("unknown action %v", a.Kind)
+	}
+	if errors.Is(err, unix.ESRCH) {
+		return nil // the application has exited
+	}
+	return err
+}
+
+// retry repeats a userfaultfd ioctl that the kernel refused with EAGAIN
+// because the application's address space was changing.
+func retry(f func() error) error {
+	for {
+		if err := f(); !errors.Is(err, unix.EAGAIN) {
+			return err
+		}
+	}
+}
+
+// populate makes sure page p is in the rank's page cache, so that CONTINUE
+// can map it: a page never touched has none yet.
+func (e *Engine) populate(h *host, p uint32) error {
+	word, bit := p/64, uint64(1)<<(p%64)
+	if h.populated[word]&bit != 0 {
+		return nil
+	}
+	off := int(p) * e.pageSize
+	if err := unix.Madvise(h.view[off:off+e.pageSize], unix.MADV_POPULATE_WRITE); err != nil {
+		return fmt.Errorf("populating page %d: %w", p, err)
+	}
+	h.populated[word] |= bit
+	return nil
+}
+
+func (h *host) count(t *traffic, typ protocol.MsgType, size int) {
+	if t.byType == nil {
+		t.byType = make(map[protocol.MsgType]int64)
+	}
+	t.messages++
+	t.bytes += int64(size)
+	t.byType[typ]++
+}
+
+func (h *host) stats() *link.Stats {
+	s := h.proto.Stats()
+	st := &link.Stats{
+		ReadFaults: s.ReadFaults, WriteFaults: s.WriteFaults, Twins: s.Twins,
+		DiffsCreated: s.DiffsCreated, DiffsApplied: s.DiffsApplied, DiffBytes: s.DiffBytesCreated,
+		MessagesSent: h.sent.messages, MessagesReceived: h.received.messages,
+		BytesSent: h.sent.bytes, BytesReceived: h.received.bytes,
+		MessagesByType:    make(map[string]int64),
+		LockAcquiresLocal: s.LockAcquiresLocal, LockAcquiresRemote: s.LockAcquiresRemote,
+		Barriers: s.Barriers, Invalidations: s.Invalidations,
+	}
+	for typ, n := range h.sent.byType {
+		st.MessagesByType[typ.String()] = n
+	}
+	return st
+}

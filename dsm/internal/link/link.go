@@ -1,0 +1,239 @@
+// Package link is the connection between an application process and the
+// engine that serves its rank: a unix stream socket carrying length-prefixed
+// msgpack frames, with file descriptors (the rank's memfd one way, its
+// userfaultfd the other) passed as SCM_RIGHTS. Every call is a request
+// answered by one reply.
+package link
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+
+	"github.com/vmihailenco/msgpack/v5"
+	"golang.org/x/sys/unix"
+
+	"github.com/svmcluster/svm/protocol"
+)
+
+// Op is a request kind.
+type Op uint8
+
+// The requests.
+const (
+	OpJoin     Op = iota + 1 // Rank joins; reply: Join, and the memfd
+	OpAttach                 // with the userfaultfd; reply: empty
+	OpAlloc                  // Size; reply: Value = address
+	OpMalloc                 // Size; reply: Value = address
+	OpFree                   // Addr
+	OpShare                  // Root, Addr; reply: Value, Zap
+	OpLock                   // ID; reply: Zap
+	OpUnlock                 // ID
+	OpBarrier                // ID, Members; reply: Zap
+	OpValidate               // Addr, Size, Write
+	OpStats                  // reply: Stats
+	OpClose
+)
+
+var opNames = [...]string{"", "join", "attach", "alloc", "malloc", "free", "share", "lock", "unlock", "barrier", "validate", "stats", "close"}
+
+func (o Op) String() string {
+	if int(o) < len(opNames) && o > 0 {
+		return opNames[o]
+	}
+	return fmt.Sprintf("Op(%d)", uint8(o))
+}
+
+// Request is a call from the application.
+type Request struct {
+	Op      Op     `msgpack:"o"`
+	Rank    int    `msgpack:"r,omitempty"`
+	ID      uint32 `msgpack:"i,omitempty"`
+	Size    uint64 `msgpack:"s,omitempty"`
+	Addr    uint64 `msgpack:"a,omitempty"`
+	Root    int    `msgpack:"t,omitempty"`
+	Write   bool   `msgpack:"w,omitempty"`
+	Members []int  `msgpack:"m,omitempty"`
+}
+
+// Reply answers a request. Err, if set, says what was wrong with it.
+type Reply struct {
+	Err   string `msgpack:"e,omitempty"`
+	Value uint64 `msgpack:"v,omitempty"`
+	// Zap are the pages the application must drop before it goes on.
+	Zap   []protocol.PageRange `msgpack:"z,omitempty"`
+	Join  *Join                `msgpack:"j,omitempty"`
+	Stats *Stats               `msgpack:"st,omitempty"`
+}
+
+// Join describes the job to a joining rank.
+type Join struct {
+	NProcs   int
+	Base     uint64
+	Size     uint64
+	PageSize int
+	Locks    uint32
+	Barriers uint32
+}
+
+// Stats are a rank's counters (see dsm.Stats).
+type Stats struct {
+	ReadFaults, WriteFaults, Twins, DiffsCreated, DiffsApplied, DiffBytes int64
+	MessagesSent, MessagesReceived, BytesSent, BytesReceived          int64
+	MessagesByType                                                      map[string]int64
+	LockAcquiresLocal, LockAcquiresRemote, Barriers, Invalidations      int64
+}
+
+// maxFrame bounds a frame, so a corrupt length cannot make a peer allocate
+// without limit.
+const maxFrame = 64 << 20
+
+// Conn is one end of a link. Send and Recv may be called from different
+// goroutines, but each by one goroutine at a time.
+type Conn struct {
+	c    *net.UnixConn
+	wmu  sync.Mutex
+	rbuf []byte // bytes read and not yet consumed
+	buf  []byte // the read buffer
+	oob  []byte
+}
+
+// New wraps a connected unix stream socket.
+func New(c *net.UnixConn) *Conn {
+	return &Conn{c: c, buf: make([]byte, 64<<10), oob: make([]byte, unix.CmsgSpace(4*4))}
+}
+
+// Dial connects to the engine's socket.
+func Dial(path string) (*Conn, error) {
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	return New(c), nil
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close() }
+
+// PeerCred returns the credentials of the process at the other end.
+func (c *Conn) PeerCred() (*unix.Ucred, error) {
+	raw, err := c.c.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var cred *unix.Ucred
+	var credErr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, credErr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return nil, err
+	}
+	return cred, credErr
+}
+
+// Send writes one frame holding v, passing fds with it.
+func (c *Conn) Send(v any, fds ...int) error {
+	body, err := msgpack.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("link: encode: %w", err)
+	}
+	frame := binary.LittleEndian.AppendUint32(make([]byte, 0, 4+len(body)), uint32(len(body)))
+	frame = append(frame, body...)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	n, oobn, err := c.c.WriteMsgUnix(frame, oob, nil)
+	if err != nil {
+		return fmt.Errorf("link: send: %w", err)
+	}
+	if oobn != len(oob) {
+		return errors.New("link: send: descriptors not sent")
+	}
+	if n < len(frame) {
+		if _, err := c.c.Write(frame[n:]); err != nil {
+			return fmt.Errorf("link: send: %w", err)
+		}
+	}
+	return nil
+}
+
+// Recv reads one frame into v and returns the descriptors that came with
+// it. io.EOF means the peer closed the connection between frames.
+func (c *Conn) Recv(v any) ([]int, error) {
+	var fds []int
+	for {
+		if len(c.rbuf) >= 4 {
+			n := binary.LittleEndian.Uint32(c.rbuf)
+			if n > maxFrame {
+				closeAll(fds)
+				return nil, fmt.Errorf("link: frame of %d bytes exceeds %d", n, maxFrame)
+			}
+			if uint64(len(c.rbuf)) >= 4+uint64(n) {
+				body := c.rbuf[4 : 4+n]
+				err := protocol.ScanMsgpack(body)
+				if err == nil {
+					err = msgpack.Unmarshal(body, v)
+				}
+				c.rbuf = c.rbuf[:copy(c.rbuf, c.rbuf[4+n:])]
+				if err != nil {
+					closeAll(fds)
+					return nil, fmt.Errorf("link: decode: %w", err)
+				}
+				return fds, nil
+			}
+		}
+		n, oobn, _, _, err := c.c.ReadMsgUnix(c.buf, c.oob)
+		n, oobn = max(n, 0), max(oobn, 0) // -1 on some errors
+		if oobn > 0 {
+			got, perr := parseRights(c.oob[:oobn])
+			fds = append(fds, got...)
+			if perr != nil {
+				closeAll(fds)
+				return nil, perr
+			}
+		}
+		c.rbuf = append(c.rbuf, c.buf[:n]...)
+		if err != nil {
+			closeAll(fds)
+			if errors.Is(err, io.EOF) && len(c.rbuf) > 0 {
+				return nil, fmt.Errorf("link: connection closed inside a frame: %w", io.ErrUnexpectedEOF)
+			}
+			return nil, err
+		}
+		if n == 0 {
+			closeAll(fds)
+			if len(c.rbuf) > 0 {
+				return nil, fmt.Errorf("link: connection closed inside a frame: %w", io.ErrUnexpectedEOF)
+			}
+			return nil, io.EOF
+		}
+	}
+}
+
+func parseRights(oob []byte) ([]int, error) {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil, fmt.Errorf("link: control message: %w", err)
+	}
+	var fds []int
+	for i := range msgs {
+		got, err := unix.ParseUnixRights(&msgs[i])
+		if err != nil {
+			return fds, fmt.Errorf("link: control message: %w", err)
+		}
+		fds = append(fds, got...)
+	}
+	return fds, nil
+}
+
+func closeAll(fds []int) {
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+}

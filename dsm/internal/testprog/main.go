@@ -1,0 +1,282 @@
+// Command testprog holds the programs the end-to-end tests run as the ranks
+// of real jobs (svmf run -np N testprog NAME [ARGS]). Each checks its own
+// result and exits non-zero with a message when it is wrong.
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/svmcluster/svm/dsm"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: testprog counter|falseshare|list|gc|crash|hang|stats [flags]")
+		os.Exit(2)
+	}
+	progs := map[string]func(*dsm.Node, []string) error{
+		"counter": counter, "falseshare": falseShare, "list": list, "gc": gcStress,
+		"crash": crash, "hang": hang, "misuse": misuse,
+	}
+	prog, ok := progs[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "testprog: unknown program %q\n", os.Args[1])
+		os.Exit(2)
+	}
+	n, err := dsm.Join(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testprog:", err)
+		os.Exit(1)
+	}
+	if err := prog(n, os.Args[2:]); err != nil {
+		fmt.Fprintf(os.Stderr, "testprog %s: rank %d: %v\n", os.Args[1], n.Rank(), err)
+		os.Exit(1)
+	}
+	if err := n.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "testprog:", err)
+		os.Exit(1)
+	}
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// counter: every rank adds 1 to a shared counter K times under a lock.
+func counter(n *dsm.Node, args []string) error {
+	fs := flag.NewFlagSet("counter", flag.ExitOnError)
+	k := fs.Int("k", 1000, "increments per rank")
+	fs.Parse(args)
+	a, err := n.Alloc(8)
+	if err != nil {
+		return err
+	}
+	c := dsm.Slice[int64](a, 1)
+	for range *k {
+		must(n.Lock(0))
+		c[0]++
+		must(n.Unlock(0))
+	}
+	must(n.Barrier(0))
+	if want := int64(n.NProcs() * *k); c[0] != want {
+		return fmt.Errorf("counter is %d, want %d", c[0], want)
+	}
+	if n.Rank() == 0 {
+		s := n.Stats()
+		fmt.Printf("counter %d; rank 0: %d messages, %d remote and %d local lock acquires\n",
+			c[0], s.MessagesSent, s.LockAcquiresRemote, s.LockAcquiresLocal)
+	}
+	return nil
+}
+
+// falseShare: ranks write interleaved 1-, 4- and 8-byte elements of the same
+// pages, ownership rotating every phase; after each phase every rank checks
+// every element.
+func falseShare(n *dsm.Node, args []string) error {
+	fs := flag.NewFlagSet("falseshare", flag.ExitOnError)
+	phases := fs.Int("phases", 20, "barrier phases")
+	fs.Parse(args)
+	const elems = 3000 // each array spans several pages
+	a1, err := n.Alloc(elems)
+	if err != nil {
+		return err
+	}
+	a4, err := n.Alloc(elems * 4)
+	if err != nil {
+		return err
+	}
+	a8, err := n.Alloc(elems * 8)
+	if err != nil {
+		return err
+	}
+	b, w, d := dsm.Slice[uint8](a1, elems), dsm.Slice[uint32](a4, elems), dsm.Slice[uint64](a8, elems)
+	np, me := n.NProcs(), n.Rank()
+	val := func(phase, j int) uint64 { return uint64(phase*1000003+j*7919) + 1 }
+	for phase := range *phases {
+		for j := range elems {
+			if (j+phase)%np == me {
+				v := val(phase, j)
+				b[j], w[j], d[j] = uint8(v), uint32(v), v
+			}
+		}
+		must(n.Barrier(1))
+		for j := range elems {
+			v := val(phase, j)
+			if b[j] != uint8(v) || w[j] != uint32(v) || d[j] != v {
+				return fmt.Errorf("phase %d element %d: got %d/%d/%d, want %d/%d/%d", phase, j, b[j], w[j], d[j], uint8(v), uint32(v), v)
+			}
+		}
+		must(n.Barrier(2))
+	}
+	return nil
+}
+
+// node is a linked-list cell in shared memory: a pointer valid in every rank.
+type node struct {
+	next dsm.Addr
+	val  int64
+}
+
+// list: rank 0 builds a linked list with Malloc and shares its head; every
+// rank walks it through the pointers stored in shared memory.
+func list(n *dsm.Node, args []string) error {
+	fs := flag.NewFlagSet("list", flag.ExitOnError)
+	length := fs.Int("n", 500, "cells")
+	fs.Parse(args)
+	var head dsm.Addr
+	if n.Rank() == 0 {
+		for i := range *length {
+			a, err := n.Malloc(int(unsafe.Sizeof(node{})))
+			if err != nil {
+				return err
+			}
+			cell := &dsm.Slice[node](a, 1)[0]
+			cell.next, cell.val = head, int64(i+1)
+			head = a
+		}
+	}
+	head, err := n.Share(0, head)
+	if err != nil {
+		return err
+	}
+	var sum, count int64
+	for a := head; a != 0; {
+		cell := dsm.Slice[node](a, 1)[0]
+		sum += cell.val
+		count++
+		a = cell.next
+	}
+	if want := int64(*length) * int64(*length+1) / 2; sum != want || count != int64(*length) {
+		return fmt.Errorf("walked %d cells summing %d, want %d summing %d", count, sum, *length, want)
+	}
+	return nil
+}
+
+// gcStress uses copy, clear and bytes.Equal — runtime assembly that cannot
+// be preempted while it faults — on shared memory that barriers keep
+// invalidating, while another goroutine runs the garbage collector in a
+// loop. With the fault handler in this process it would deadlock.
+func gcStress(n *dsm.Node, args []string) error {
+	fs := flag.NewFlagSet("gc", flag.ExitOnError)
+	rounds := fs.Int("rounds", 30, "barrier rounds")
+	fs.Parse(args)
+	const size = 64 << 10
+	a, err := n.Alloc(size * n.NProcs())
+	if err != nil {
+		return err
+	}
+	shared := dsm.Bytes(a, size*n.NProcs())
+	var stop atomic.Bool
+	gcs := make(chan int)
+	go func() {
+		count := 0
+		for !stop.Load() {
+			runtime.GC()
+			count++
+		}
+		gcs <- count
+	}()
+	private := make([]byte, size)
+	me := n.Rank()
+	for round := range *rounds {
+		mine := shared[me*size : (me+1)*size]
+		for i := range private {
+			private[i] = byte(round + i + me)
+		}
+		copy(mine, private) // write faults inside memmove
+		must(n.Barrier(0))
+		next := (me + 1) % n.NProcs()
+		theirs := shared[next*size : (next+1)*size]
+		for i := range private {
+			private[i] = byte(round + i + next)
+		}
+		if !bytes.Equal(theirs, private) { // read faults inside memequal
+			return fmt.Errorf("round %d: rank %d's block differs", round, next)
+		}
+		must(n.Barrier(1))
+		clear(mine) // write faults inside memclr
+		must(n.Barrier(2))
+	}
+	stop.Store(true)
+	fmt.Printf("rank %d: %d rounds with %d garbage collections\n", me, *rounds, <-gcs)
+	return nil
+}
+
+// crash: rank 1 panics (or, with -kill, waits to be killed) while the others
+// wait at a barrier that it never reaches.
+func crash(n *dsm.Node, args []string) error {
+	if n.Rank() == 1 {
+		panic("testprog crash: rank 1 fails on purpose")
+	}
+	return n.Barrier(0)
+}
+
+// hang: every rank waits at a barrier except the last, which sleeps (until
+// the test kills it).
+func hang(n *dsm.Node, args []string) error {
+	if n.Rank() == n.NProcs()-1 {
+		fmt.Println("ready") // the test waits for this line
+		time.Sleep(time.Hour)
+	}
+	return n.Barrier(0)
+}
+
+// misuse makes every kind of wrong call and checks that each gets an error
+// saying what was wrong.
+func misuse(n *dsm.Node, args []string) error {
+	type check struct {
+		name string
+		err  error
+		want string
+	}
+	_, errAlloc := n.Alloc(1 << 40)
+	_, errShare := n.Share(n.NProcs(), 0)
+	checks := []check{
+		{"lock out of range", n.Lock(1 << 20), "lock 1048576 out of range"},
+		{"unlock not held", n.Unlock(3), "unlock of lock 3, which rank"},
+		{"barrier out of range", n.Barrier(64), "barrier 64 out of range"},
+		{"alloc beyond the region", errAlloc, "exceeds the"},
+		{"share root out of range", errShare, "root rank"},
+		{"validate outside", n.Validate(0x1000, 10, false), "not inside the shared region"},
+		{"free of a non-allocation", n.Free(0x1234), "is below the shared region"},
+	}
+	for _, c := range checks {
+		if c.err == nil || !bytes.Contains([]byte(c.err.Error()), []byte(c.want)) {
+			return fmt.Errorf("%s: got error %v, want one containing %q", c.name, c.err, c.want)
+		}
+	}
+	// Collective allocations with different sizes: rank 0 goes first.
+	if n.Rank() == 0 {
+		if _, err := n.Alloc(4096); err != nil {
+			return err
+		}
+	}
+	must(n.Barrier(0))
+	if n.Rank() > 0 {
+		_, err := n.Alloc(8192)
+		if err == nil || !bytes.Contains([]byte(err.Error()), []byte("where another rank asked")) {
+			return fmt.Errorf("mismatched Alloc: got %v", err)
+		}
+	}
+	must(n.Barrier(0))
+	if n.Rank() == 0 {
+		must(n.Close())
+		if err := n.Lock(0); err != dsm.ErrClosed {
+			return fmt.Errorf("lock after close: got %v, want ErrClosed", err)
+		}
+		fmt.Println("misuse: every wrong call was refused")
+		os.Exit(0)
+	}
+	return nil
+}
+
