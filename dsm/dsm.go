@@ -65,9 +65,9 @@ type Node struct {
 // ranks (what TreadMarks counted), not the calls to the engine.
 type Stats struct {
 	ReadFaults, WriteFaults, Twins, DiffsCreated, DiffsApplied, DiffBytes int64
-	MessagesSent, MessagesReceived, BytesSent, BytesReceived          int64
-	MessagesByType                                                      map[string]int64 // sent
-	LockAcquiresLocal, LockAcquiresRemote, Barriers, Invalidations      int64
+	MessagesSent, MessagesReceived, BytesSent, BytesReceived              int64
+	MessagesByType                                                        map[string]int64 // sent
+	LockAcquiresLocal, LockAcquiresRemote, Barriers, Invalidations        int64
 }
 
 // Join joins the job this process was started in, using the environment

@@ -619,4 +619,3 @@ func SocketDir() (string, error) {
 
 // SocketPath is the socket of a job in dir.
 func SocketPath(dir string) string { return filepath.Join(dir, "engine.sock") }
-

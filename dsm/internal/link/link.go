@@ -82,9 +82,9 @@ type Join struct {
 // Stats are a rank's counters (see dsm.Stats).
 type Stats struct {
 	ReadFaults, WriteFaults, Twins, DiffsCreated, DiffsApplied, DiffBytes int64
-	MessagesSent, MessagesReceived, BytesSent, BytesReceived          int64
-	MessagesByType                                                      map[string]int64
-	LockAcquiresLocal, LockAcquiresRemote, Barriers, Invalidations      int64
+	MessagesSent, MessagesReceived, BytesSent, BytesReceived              int64
+	MessagesByType                                                        map[string]int64
+	LockAcquiresLocal, LockAcquiresRemote, Barriers, Invalidations        int64
 }
 
 // maxFrame bounds a frame, so a corrupt length cannot make a peer allocate

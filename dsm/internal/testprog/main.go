@@ -279,4 +279,3 @@ func misuse(n *dsm.Node, args []string) error {
 	}
 	return nil
 }
-
