@@ -94,6 +94,9 @@ func (f runFlags) engineConfig() (engine.Config, error) {
 	if err != nil {
 		return engine.Config{}, fmt.Errorf("-region: %w", err)
 	}
+	if ps := uint64(os.Getpagesize()); region%ps != 0 {
+		return engine.Config{}, fmt.Errorf("-region %s: not a multiple of the %d-byte page", f.region, ps)
+	}
 	gc, err := parseSize(f.gcThreshold)
 	if err != nil {
 		return engine.Config{}, fmt.Errorf("-gc-threshold: %w", err)
@@ -150,6 +153,7 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 	if err != nil {
 		return 1, err
 	}
+	defer eng.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	engDone := make(chan error, 1)
@@ -191,6 +195,11 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 			go stopRanks(ranks, f.killAfter, nil)
 		}
 	}
+	// An engine failure often follows a rank's death (a deadlock because it
+	// is gone): give the rank's exit a moment to arrive and be reported as
+	// the cause.
+	var engErr error
+	var engGrace <-chan time.Time
 	for running > 0 {
 		select {
 		case ex := <-exits:
@@ -201,8 +210,13 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 			}
 		case err := <-engDone:
 			engDone = nil
-			if err != nil && !stopping {
-				fail(1, fmt.Sprintf("engine: %v", err))
+			if err != nil {
+				engErr, engGrace = err, time.After(300*time.Millisecond)
+			}
+		case <-engGrace:
+			engGrace = nil
+			if !stopping {
+				fail(1, fmt.Sprintf("engine: %v", engErr))
 				stop()
 			}
 		case s := <-sigs:
@@ -215,9 +229,13 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 	out.Wait()
 	cancel()
 	if engDone != nil {
-		if err := <-engDone; err != nil && !errors.Is(err, context.Canceled) && code == 0 {
-			fail(1, fmt.Sprintf("engine: %v", err))
+		engErr = <-engDone
+		if errors.Is(engErr, context.Canceled) {
+			engErr = nil
 		}
+	}
+	if engErr != nil && code == 0 {
+		fail(1, fmt.Sprintf("engine: %v", engErr))
 	}
 	if code != 0 {
 		return code, fmt.Errorf("job failed: %s", strings.Join(failures, "; "))

@@ -142,23 +142,25 @@ func listen(path string) (*net.UnixListener, error) {
 }
 
 // Run serves the job until every rank has closed, ctx is done or the job
-// fails. It returns the failure, if any; ranks that disconnect without
-// closing are reported through it.
+// fails, and returns the failure, if any. The ranks stay connected until
+// Close, so that whoever runs the job can stop them first and report the
+// failure before they see the engine go.
 func (e *Engine) Run(ctx context.Context) error {
 	go e.accept()
-	defer e.shutdown()
 	for {
 		select {
 		case f := <-e.events:
 			f()
 			e.drain()
+			if e.err == nil && !e.finished() {
+				e.checkDeadlock()
+			}
 			if e.err != nil {
 				return e.err
 			}
 			if e.finished() {
 				return nil
 			}
-			e.checkDeadlock()
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -213,11 +215,16 @@ func (e *Engine) checkDeadlock() {
 	e.fail(fmt.Errorf("deadlock: %s", strings.Join(waits, "; ")))
 }
 
-func (e *Engine) shutdown() {
-	e.once.Do(func() { close(e.quit) })
-	e.ln.Close()
-	e.closeHosts()
-	os.Remove(e.cfg.Socket)
+// Close releases everything the engine holds: the socket, the ranks'
+// connections, userfaultfds and memory. Call it after Run has returned; a
+// second call does nothing.
+func (e *Engine) Close() {
+	e.once.Do(func() {
+		close(e.quit)
+		e.ln.Close()
+		e.closeHosts()
+		os.Remove(e.cfg.Socket)
+	})
 }
 
 func (e *Engine) closeHosts() {

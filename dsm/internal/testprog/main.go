@@ -19,12 +19,12 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: testprog counter|falseshare|list|gc|crash|hang|stats [flags]")
+		fmt.Fprintln(os.Stderr, "usage: testprog counter|falseshare|list|gc|crash|hang|misuse|deadlock [flags]")
 		os.Exit(2)
 	}
 	progs := map[string]func(*dsm.Node, []string) error{
 		"counter": counter, "falseshare": falseShare, "list": list, "gc": gcStress,
-		"crash": crash, "hang": hang, "misuse": misuse,
+		"crash": crash, "hang": hang, "misuse": misuse, "deadlock": deadlock,
 	}
 	prog, ok := progs[os.Args[1]]
 	if !ok {
@@ -229,6 +229,14 @@ func hang(n *dsm.Node, args []string) error {
 		time.Sleep(time.Hour)
 	}
 	return n.Barrier(0)
+}
+
+// deadlock: rank 0 waits at barrier 1, the others at barrier 2.
+func deadlock(n *dsm.Node, args []string) error {
+	if n.Rank() == 0 {
+		return n.Barrier(1)
+	}
+	return n.Barrier(2)
 }
 
 // misuse makes every kind of wrong call and checks that each gets an error

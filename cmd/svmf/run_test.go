@@ -1,0 +1,251 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The end-to-end tests run real jobs: svmf and the test programs are built
+// once into a directory any user can read, and every job runs in its own
+// processes with a real engine, memfds and userfaultfds.
+
+var binDir, testprog string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "svmf-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Chmod(dir, 0o755)
+	for _, b := range [][2]string{{"svmf", "."}, {"testprog", "../../dsm/internal/testprog"}} {
+		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, b[0]), b[1])
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			fmt.Fprintln(os.Stderr, "building", b[0], err)
+			os.Exit(1)
+		}
+	}
+	binDir = dir
+	testprog = filepath.Join(dir, "testprog")
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type job struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+// svmf runs svmf with args (testprog paths resolved) and waits at most limit.
+func svmf(t *testing.T, limit time.Duration, attr *syscall.SysProcAttr, args ...string) job {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "svmf"), args...)
+	cmd.Dir = binDir
+	cmd.SysProcAttr = attr
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		j := job{stdout: out.String(), stderr: errOut.String(), took: time.Since(start)}
+		if ee, ok := err.(*exec.ExitError); ok {
+			j.code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return j
+	case <-time.After(limit):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("svmf %v did not finish within %v\nstdout:\n%s\nstderr:\n%s", args, limit, out.String(), errOut.String())
+		return job{}
+	}
+}
+
+func okJob(t *testing.T, j job) {
+	t.Helper()
+	require.Equal(t, 0, j.code, "stdout:\n%s\nstderr:\n%s", j.stdout, j.stderr)
+}
+
+// orphans lists the test programs still running.
+func orphans() []string {
+	var found []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.HasPrefix(string(cmdline), testprog+"\x00") {
+			found = append(found, e.Name())
+		}
+	}
+	return found
+}
+
+func noOrphans(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(orphans()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	assert.Empty(t, orphans(), "rank processes left behind")
+}
+
+func TestLockCounter(t *testing.T) {
+	j := svmf(t, time.Minute, nil, "run", "-np", "4", testprog, "counter", "-k", "500")
+	okJob(t, j)
+	assert.Contains(t, j.stdout, "counter 2000;")
+}
+
+func TestFalseSharing(t *testing.T) {
+	okJob(t, svmf(t, time.Minute, nil, "run", "-np", "4", testprog, "falseshare", "-phases", "15"))
+}
+
+func TestPointersInSharedMemory(t *testing.T) {
+	okJob(t, svmf(t, time.Minute, nil, "run", "-np", "3", testprog, "list", "-n", "2000"))
+}
+
+// TestGarbageCollectorCannotDeadlock: copy, clear and bytes.Equal fault
+// inside runtime assembly while runtime.GC runs in a loop.
+func TestGarbageCollectorCannotDeadlock(t *testing.T) {
+	j := svmf(t, 2*time.Minute, nil, "run", "-np", "2", testprog, "gc", "-rounds", "40")
+	okJob(t, j)
+	assert.Contains(t, j.stdout, "rank 0: 40 rounds with")
+}
+
+func TestMisuseGetsErrors(t *testing.T) {
+	j := svmf(t, time.Minute, nil, "run", "-np", "3", testprog, "misuse")
+	okJob(t, j)
+	assert.Contains(t, j.stdout, "every wrong call was refused")
+}
+
+func TestTagOutput(t *testing.T) {
+	j := svmf(t, time.Minute, nil, "run", "-np", "2", "--tag-output", testprog, "gc", "-rounds", "1")
+	okJob(t, j)
+	assert.Contains(t, j.stdout, "[0] rank 0: 1 rounds")
+	assert.Contains(t, j.stdout, "[1] rank 1: 1 rounds")
+}
+
+func TestRankPanicEndsJob(t *testing.T) {
+	j := svmf(t, 30*time.Second, nil, "run", "-np", "3", testprog, "crash")
+	assert.Equal(t, 2, j.code, "a Go panic exits with status 2")
+	assert.Regexp(t, `svmf: job failed: rank 1 \(pid \d+\) exited with status 2; stopping the other ranks`, j.stderr)
+	assert.Contains(t, j.stderr, "rank 1 fails on purpose")
+	assert.Less(t, j.took, 10*time.Second)
+	noOrphans(t)
+}
+
+func TestRankKilledEndsJob(t *testing.T) {
+	cmd := exec.Command(filepath.Join(binDir, "svmf"), "run", "-np", "3", testprog, "hang")
+	cmd.Dir = binDir
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
+	require.NoError(t, cmd.Start())
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", line)
+	// Kill the sleeping rank (the last one) the way an OOM killer would.
+	var victim int
+	for _, pid := range orphans() {
+		env, _ := os.ReadFile("/proc/" + pid + "/environ")
+		if bytes.Contains(env, []byte("SVM_RANK=2\x00")) {
+			victim, _ = strconv.Atoi(pid)
+		}
+	}
+	require.NotZero(t, victim)
+	killed := time.Now()
+	require.NoError(t, syscall.Kill(victim, syscall.SIGKILL))
+	err = cmd.Wait()
+	require.Error(t, err)
+	assert.Less(t, time.Since(killed), 10*time.Second)
+	assert.Equal(t, 128+9, cmd.ProcessState.ExitCode())
+	assert.Contains(t, errOut.String(), fmt.Sprintf("rank 2 (pid %d) was killed by signal 9", victim))
+	noOrphans(t)
+}
+
+func TestInterruptStopsJob(t *testing.T) {
+	cmd := exec.Command(filepath.Join(binDir, "svmf"), "run", "-np", "2", testprog, "hang")
+	cmd.Dir = binDir
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	_, err = bufio.NewReader(stdout).ReadString('\n')
+	require.NoError(t, err)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+	require.Error(t, cmd.Wait())
+	assert.Equal(t, 130, cmd.ProcessState.ExitCode())
+	noOrphans(t)
+}
+
+func TestDeadlockDetected(t *testing.T) {
+	j := svmf(t, 30*time.Second, nil, "run", "-np", "3", testprog, "deadlock")
+	assert.Equal(t, 1, j.code)
+	assert.Contains(t, j.stderr, "engine: deadlock: rank 0 waits in barrier 1; rank 1 waits in barrier 2; rank 2 waits in barrier 2")
+	noOrphans(t)
+}
+
+// TestNonRoot runs a job as user nobody when the tests run as root.
+func TestNonRoot(t *testing.T) {
+	if os.Getuid() != 0 {
+		j := svmf(t, time.Minute, nil, "run", "-np", "2", testprog, "counter", "-k", "100")
+		okJob(t, j)
+		return
+	}
+	attr := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	j := svmf(t, time.Minute, attr, "run", "-np", "3", testprog, "counter", "-k", "200")
+	okJob(t, j)
+	assert.Contains(t, j.stdout, "counter 600;")
+}
+
+func TestRunUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run"}, "run: no program given"},
+		{[]string{"run", testprog}, "-np 0: want at least 1 rank"},
+		{[]string{"run", "-np", "2", "./no-such-program"}, "no-such-program"},
+		{[]string{"run", "-np", "2", "-region", "12Q", testprog}, `-region: "12Q" is not a size`},
+		{[]string{"run", "-np", "2", "-region", "1000", testprog}, "-region 1000: not a multiple of the 4096-byte page"},
+		{[]string{"run", "-np", "2", "-base", "zzz", testprog}, `-base "zzz": not an address`},
+		{[]string{"run", "-np", "2", "-locks", "0", testprog}, "-locks 0"},
+	} {
+		j := svmf(t, 30*time.Second, nil, tc.args...)
+		assert.Equal(t, 2, j.code, "%v", tc.args)
+		assert.Contains(t, j.stderr, tc.want, "%v", tc.args)
+	}
+	j := svmf(t, 30*time.Second, nil, "run", "-h")
+	assert.Contains(t, j.stderr, "-tag-output")
+	assert.Contains(t, j.stderr, "-gc-threshold")
+}
+
+// TestBaseAddressTaken: a region base that overlaps the program's own
+// mappings gets a clear error from Join.
+func TestBaseAddressTaken(t *testing.T) {
+	// 0x400000 is where a non-PIE Go binary's text usually is; pick any
+	// mapping of the test program instead, read from its own maps.
+	j := svmf(t, 30*time.Second, nil, "run", "-np", "1", "-base", "0x10000", "-region", "1G", testprog, "counter")
+	assert.NotEqual(t, 0, j.code)
+	assert.Contains(t, j.stderr, "is already in use in this process")
+}
