@@ -8,8 +8,9 @@
 //
 // The engine never runs inside an application process: a fault handler in
 // the faulting Go process deadlocks with the garbage collector (see
-// DESIGN.md). All protocol work happens on one goroutine, the loop; the
-// others only read sockets and userfaultfds and hand what they read to it.
+// DESIGN.md). The goroutines that read the sockets and userfaultfds do the
+// protocol work themselves, one at a time under the engine's lock: a fault
+// costs no hand-off between goroutines.
 package engine
 
 import (
@@ -73,11 +74,16 @@ type Engine struct {
 	pages    int
 	ln       *net.UnixListener
 	hosts    []*host
-	// events run on the loop, one at a time.
-	events chan func()
-	quit   chan struct{}
-	once   sync.Once
-	err    error // the failure that ended the job, set on the loop
+	// mu serializes all protocol work; the fields below are under it.
+	mu sync.Mutex
+	// ended is closed when the job has finished or failed.
+	ended     chan struct{}
+	endedOnce sync.Once
+	closed    bool
+	closeOnce sync.Once
+	// stopFD is an eventfd that wakes the fault readers when the engine closes.
+	stopFD int
+	err       error // the failure that ended the job
 	// inbox holds messages between hosted ranks not yet delivered.
 	inbox    []protocol.Envelope
 	draining bool
@@ -107,9 +113,13 @@ func New(cfg Config) (*Engine, error) {
 	case cfg.Locks == 0 || cfg.Barriers == 0:
 		return nil, fmt.Errorf("engine: %d locks and %d barriers", cfg.Locks, cfg.Barriers)
 	}
+	stopFD, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("engine: eventfd: %w", err)
+	}
 	e := &Engine{
 		cfg: cfg, pageSize: ps, pages: int(cfg.RegionSize / uint64(ps)),
-		events: make(chan func(), 1024), quit: make(chan struct{}),
+		ended: make(chan struct{}), stopFD: stopFD,
 		alloc: newAllocator(cfg.RegionSize),
 	}
 	for r := range cfg.NProcs {
@@ -147,23 +157,13 @@ func listen(path string) (*net.UnixListener, error) {
 // failure before they see the engine go.
 func (e *Engine) Run(ctx context.Context) error {
 	go e.accept()
-	for {
-		select {
-		case f := <-e.events:
-			f()
-			e.drain()
-			if e.err == nil && !e.finished() {
-				e.checkDeadlock()
-			}
-			if e.err != nil {
-				return e.err
-			}
-			if e.finished() {
-				return nil
-			}
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	select {
+	case <-e.ended:
+		e.mu.Lock()
+		defer e.mu.Unlock()
+		return e.err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -174,14 +174,24 @@ func (e *Engine) fail(err error) {
 	}
 }
 
-// submit hands f to the loop; it returns false once the engine has stopped.
-func (e *Engine) submit(f func()) bool {
-	select {
-	case e.events <- f:
-		return true
-	case <-e.quit:
+// do runs f under the engine's lock, then delivers the messages it caused
+// and checks whether the job has ended. It returns false, without running
+// f, once the engine is closed or the job has ended.
+func (e *Engine) do(f func()) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed || e.err != nil {
 		return false
 	}
+	f()
+	e.drain()
+	if e.err == nil && !e.finished() {
+		e.checkDeadlock()
+	}
+	if e.err != nil || e.finished() {
+		e.endedOnce.Do(func() { close(e.ended) })
+	}
+	return true
 }
 
 func (e *Engine) finished() bool {
@@ -219,18 +229,23 @@ func (e *Engine) checkDeadlock() {
 // connections, userfaultfds and memory. Call it after Run has returned; a
 // second call does nothing.
 func (e *Engine) Close() {
-	e.once.Do(func() {
-		close(e.quit)
+	e.closeOnce.Do(func() {
+		e.mu.Lock()
+		e.closed = true
+		e.mu.Unlock()
 		e.ln.Close()
 		e.closeHosts()
 		os.Remove(e.cfg.Socket)
 	})
 }
 
+// closeHosts stops the fault readers and releases every rank.
 func (e *Engine) closeHosts() {
+	unix.Write(e.stopFD, []byte{1, 0, 0, 0, 0, 0, 0, 0})
 	for _, h := range e.hosts {
 		h.close()
 	}
+	unix.Close(e.stopFD)
 }
 
 // accept takes connections until the listener closes; each one must join
@@ -253,25 +268,22 @@ func (e *Engine) serve(c *link.Conn) {
 		fds, err := c.Recv(&req)
 		if err != nil {
 			if h != nil {
-				e.submit(func() { e.disconnected(h, err) })
+				e.do(func() { e.disconnected(h, err) })
 			} else {
 				c.Close()
 			}
 			return
 		}
 		if h == nil {
-			joined := make(chan *host, 1)
-			if !e.submit(func() { joined <- e.join(c, req, fds) }) {
-				c.Close()
-				return
-			}
-			if h = <-joined; h == nil {
+			if !e.do(func() { h = e.join(c, req, fds) }) || h == nil {
 				c.Close()
 				return
 			}
 			continue
 		}
-		e.submit(func() { e.request(h, req, fds) })
+		if !e.do(func() { e.request(h, req, fds) }) {
+			closeFDs(fds)
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -26,8 +25,9 @@ type host struct {
 	// populated marks the pages known to be in the memfd's page cache.
 	populated []uint64
 	uffd      int
-	uffdFile  *os.File
-	conn      *link.Conn
+	// readerDone is closed when the fault reader has stopped reading uffd.
+	readerDone chan struct{}
+	conn       *link.Conn
 	pid       int
 	// closed: the application called Close; gone: its connection ended
 	// without it. Either way the rank's memory stays served.
@@ -73,14 +73,16 @@ func (e *Engine) newHost(r int) (*host, error) {
 	return h, nil
 }
 
+// close releases the host; the engine's stop descriptor must have been
+// signalled, so that the fault reader lets go of the userfaultfd first.
 func (h *host) close() {
-	if h.uffdFile != nil {
-		h.uffdFile.Close() // ends the fault reader
-		h.uffdFile = nil
-	} else if h.uffd >= 0 {
-		unix.Close(h.uffd)
+	if h.readerDone != nil {
+		<-h.readerDone
 	}
-	h.uffd = -1
+	if h.uffd >= 0 {
+		unix.Close(h.uffd)
+		h.uffd = -1
+	}
 	if h.view != nil {
 		unix.Munmap(h.view)
 		h.view = nil
@@ -110,20 +112,31 @@ func (e *Engine) attach(h *host, fds []int) error {
 		return err
 	}
 	h.uffd = fds[0]
-	// A non-blocking descriptor goes to the runtime's poller: Read parks the
-	// goroutine, not a thread.
-	h.uffdFile = os.NewFile(uintptr(h.uffd), fmt.Sprintf("userfaultfd of rank %d", h.id))
-	go e.readFaults(h, h.uffdFile)
+	h.readerDone = make(chan struct{})
+	go e.readFaults(h)
 	return nil
 }
 
-// readFaults hands the faults of h's application to the loop until the
-// userfaultfd is closed.
-func (e *Engine) readFaults(h *host, f *os.File) {
+// readFaults handles the faults of h's application until the engine stops.
+// It waits in poll(2) on the userfaultfd and the engine's stop descriptor
+// rather than in the runtime's poller: the faulting thread's wake-up goes
+// straight to this goroutine's thread, which is what a fault costs.
+func (e *Engine) readFaults(h *host) {
+	defer close(h.readerDone)
 	buf := make([]byte, 64*uffd.MsgSize)
+	fds := []unix.PollFd{{Fd: int32(h.uffd), Events: unix.POLLIN}, {Fd: int32(e.stopFD), Events: unix.POLLIN}}
 	for {
-		n, err := f.Read(buf)
-		if err != nil {
+		if _, err := unix.Poll(fds, -1); err != nil && !errors.Is(err, unix.EINTR) {
+			return
+		}
+		if fds[1].Revents != 0 {
+			return
+		}
+		n, err := unix.Read(h.uffd, buf)
+		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || n <= 0 {
 			return
 		}
 		var faults []uffd.Fault
@@ -132,7 +145,7 @@ func (e *Engine) readFaults(h *host, f *os.File) {
 				faults = append(faults, flt)
 			}
 		}
-		if len(faults) > 0 && !e.submit(func() { e.fault(h, faults) }) {
+		if len(faults) > 0 && !e.do(func() { e.fault(h, faults) }) {
 			return
 		}
 	}

@@ -1,0 +1,264 @@
+package dsm_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/svmcluster/svm/dsm"
+	"github.com/svmcluster/svm/dsm/engine"
+)
+
+// The fault benchmarks run real jobs: the benchmark starts an engine in the
+// test process and re-executes the test binary as the ranks, which time
+// their own loops and print the result. Round trips over a unix socket and
+// over TCP on loopback, between this process and a child, are measured in
+// the same run, so the ratio to the physical limit is visible.
+
+const childEnv = "DSM_BENCH_CHILD"
+
+func TestMain(m *testing.M) {
+	if name := os.Getenv(childEnv); name != "" {
+		if err := benchChild(name, os.Args[len(os.Args)-1]); err != nil {
+			fmt.Fprintf(os.Stderr, "bench child %s: %v\n", name, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// runJob runs child name as np ranks with arg and returns what rank 0 printed.
+func runJob(b *testing.B, name string, np int, prefetch bool, arg string) string {
+	b.Helper()
+	dir, err := engine.SocketDir()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	cfg := engine.DefaultConfig(np, engine.SocketPath(dir))
+	cfg.Prefetch = prefetch
+	eng, err := engine.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer eng.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	engDone := make(chan error, 1)
+	go func() { engDone <- eng.Run(ctx) }()
+	var out strings.Builder
+	var cmds []*exec.Cmd
+	for r := range np {
+		cmd := exec.Command(os.Args[0], "-test.run=^$", arg)
+		cmd.Env = append(os.Environ(), childEnv+"="+name, dsm.EnvSocket+"="+cfg.Socket, dsm.EnvRank+"="+strconv.Itoa(r))
+		cmd.Stderr = os.Stderr
+		if r == 0 {
+			cmd.Stdout = &out
+		}
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	for r, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			b.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	if err := <-engDone; err != nil {
+		b.Fatal(err)
+	}
+	return out.String()
+}
+
+// reportNs reports the child's measured nanoseconds per operation as the
+// benchmark's ns/op (the job's start-up is not part of it).
+func reportNs(b *testing.B, out, unit string) {
+	b.Helper()
+	var ns float64
+	if _, err := fmt.Sscanf(out, "%g", &ns); err != nil {
+		b.Fatalf("child printed %q: %v", out, err)
+	}
+	b.ReportMetric(ns, "ns/op")
+	b.ReportMetric(1e9/ns, unit+"/s")
+}
+
+// BenchmarkReadFault: a read of a page whose current copy the engine holds
+// (the application dropped its mapping): one minor fault, resolved by
+// UFFDIO_CONTINUE.
+func BenchmarkReadFault(b *testing.B) {
+	reportNs(b, runJob(b, "read-fault", 1, true, strconv.Itoa(b.N)), "faults")
+}
+
+// BenchmarkWriteFault: the first write to a write-protected page in an
+// interval: a write-protect fault, a twin, and the protection lifted.
+func BenchmarkWriteFault(b *testing.B) {
+	reportNs(b, runJob(b, "write-fault", 1, true, strconv.Itoa(b.N)), "faults")
+}
+
+// BenchmarkRemoteDiffFetch: a read of a page another rank wrote: a fault,
+// one diff request and response between the ranks, the diff applied, the
+// page mapped. Prefetching is off, so each fault fetches one page.
+func BenchmarkRemoteDiffFetch(b *testing.B) {
+	reportNs(b, runJob(b, "remote-fetch", 2, false, strconv.Itoa(b.N)), "fetches")
+}
+
+// BenchmarkUnixRoundTrip: one byte to a child process and back over a unix
+// stream socket.
+func BenchmarkUnixRoundTrip(b *testing.B) {
+	dir := b.TempDir()
+	ln, err := net.Listen("unix", filepath.Join(dir, "echo.sock"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchRoundTrip(b, ln, "unix")
+}
+
+// BenchmarkTCPRoundTrip: the same over TCP on loopback.
+func BenchmarkTCPRoundTrip(b *testing.B) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchRoundTrip(b, ln, "tcp")
+}
+
+func benchRoundTrip(b *testing.B, ln net.Listener, network string) {
+	defer ln.Close()
+	cmd := exec.Command(os.Args[0], "-test.run=^$", network+"="+ln.Addr().String())
+	cmd.Env = append(os.Environ(), childEnv+"=echo")
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer cmd.Wait()
+	c, err := ln.Accept()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	buf := make([]byte, 1)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := c.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/op")
+}
+
+// benchChild runs one rank of a benchmark job (or the echo peer).
+func benchChild(name, arg string) error {
+	if name == "echo" {
+		network, addr, _ := strings.Cut(arg, "=")
+		c, err := net.Dial(network, addr)
+		if err != nil {
+			return err
+		}
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetNoDelay(true)
+		}
+		_, err = io.Copy(c, bufio.NewReader(c))
+		return err
+	}
+	n, err := strconv.Atoi(arg)
+	if err != nil {
+		return err
+	}
+	node, err := dsm.Join(context.Background())
+	if err != nil {
+		return err
+	}
+	defer node.Close()
+	ps := node.PageSize()
+	pages := min(n, 2048) // a working set; rounds repeat it until n
+	a, err := node.Alloc(pages * ps)
+	if err != nil {
+		return err
+	}
+	mem := dsm.Bytes(a, pages*ps)
+	var elapsed time.Duration
+	var sink byte
+	switch name {
+	case "read-fault":
+		for i := range pages {
+			sink += mem[i*ps] // first touch: the page enters the page cache
+		}
+		for done := 0; done < n; done += pages {
+			k := min(pages, n-done)
+			if err := unix.Madvise(mem[:k*ps], unix.MADV_DONTNEED); err != nil {
+				return err
+			}
+			start := time.Now()
+			for i := range k {
+				sink += mem[i*ps]
+			}
+			elapsed += time.Since(start)
+		}
+	case "write-fault":
+		for done := 0; done < n; done += pages {
+			k := min(pages, n-done)
+			for i := range k {
+				sink += mem[i*ps] // mapped read-only
+			}
+			start := time.Now()
+			for i := range k {
+				mem[i*ps] = byte(done + i)
+			}
+			elapsed += time.Since(start)
+			if err := node.Barrier(0); err != nil { // closes the interval: protected again
+				return err
+			}
+		}
+	case "remote-fetch":
+		for done, round := 0, 1; done < n; done, round = done+pages, round+1 {
+			k := min(pages, n-done)
+			val := func(i int) byte { return byte(i*3 + round) } // differs every round
+			if node.Rank() == 1 {
+				for i := range k {
+					mem[i*ps] = val(i)
+				}
+			}
+			if err := node.Barrier(0); err != nil {
+				return err
+			}
+			if node.Rank() == 0 {
+				start := time.Now()
+				for i := range k {
+					if mem[i*ps] != val(i) {
+						return fmt.Errorf("page %d: read %d, want %d", i, mem[i*ps], val(i))
+					}
+				}
+				elapsed += time.Since(start)
+			}
+			if err := node.Barrier(1); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("unknown benchmark %q", name)
+	}
+	if node.Rank() == 0 {
+		fmt.Printf("%g %d\n", float64(elapsed.Nanoseconds())/float64(n), sink)
+	}
+	return nil
+}
