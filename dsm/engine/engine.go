@@ -83,7 +83,7 @@ type Engine struct {
 	closeOnce sync.Once
 	// stopFD is an eventfd that wakes the fault readers when the engine closes.
 	stopFD int
-	err       error // the failure that ended the job
+	err    error // the failure that ended the job
 	// inbox holds messages between hosted ranks not yet delivered.
 	inbox    []protocol.Envelope
 	draining bool

@@ -28,7 +28,7 @@ type host struct {
 	// readerDone is closed when the fault reader has stopped reading uffd.
 	readerDone chan struct{}
 	conn       *link.Conn
-	pid       int
+	pid        int
 	// closed: the application called Close; gone: its connection ended
 	// without it. Either way the rank's memory stays served.
 	closed, gone bool
