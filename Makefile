@@ -8,7 +8,7 @@ PURE := ./diff/... ./protocol/... ./lrc/... ./lock/... ./barrier/... ./dsm/rank/
 SEEDS ?= 100000
 FUZZTIME ?= 60s
 
-.PHONY: all setup build lint test demo bench soak fuzz clean
+.PHONY: all setup build lint test demo sim bench soak fuzz clean
 
 all: build
 
@@ -18,27 +18,33 @@ setup:
 build: setup
 	$(GO) build ./...
 	$(GO) build -o bin/svmf ./cmd/svmf
+	$(GO) build -o bin/sor ./bench/sor
 
 lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
 # Unit, property and scenario tests, fuzz seed corpora, 2000 simulated
-# random programs; then the race detector on the pure packages and on 200
-# simulated programs.
+# random programs, jobs of real processes; then the race detector on the
+# pure packages, on 200 simulated programs and on the engine serving jobs.
 test: setup lint
 	$(GO) test ./...
-	$(GO) test -race $(PURE)
+	$(GO) test -race $(PURE) ./dsm/engine/...
 	$(GO) test -race ./dsm/sim -run 'TestRandomPrograms$$' -sim.seeds=200
+	$(GO) test -race ./dsm -run TestJobs
 
-# The main job. Until the runtime lands (step 2) it is the protocol simulator
-# running red-black SOR as the TreadMarks study did, with the counts beside
-# TreadMarks' published ones.
+# The main job: red-black SOR on 4 ranks, checked against a sequential run.
 demo: build
+	bin/sor -seq -iter 50
+	bin/svmf run -np 4 bin/sor -iter 50 -check
+
+# The protocol simulator running SOR at TreadMarks' size on 8 ranks, with
+# the counts beside TreadMarks' published ones.
+sim: build
 	bin/svmf sim sor
 
 bench: setup
-	$(GO) test -run='^$$' -bench=. -benchmem ./diff/ ./protocol/
+	$(GO) test -run='^$$' -bench=. -benchmem ./diff/ ./protocol/ ./dsm/
 
 # A long soak of the simulator: SEEDS random programs of 24 phases.
 soak: setup

@@ -52,10 +52,13 @@ type Config struct {
 	Socket string
 }
 
-// Defaults for a job.
+// Defaults for a job. The base, 64 TiB, is clear of the Go heap, of the Go
+// race detector's shadow (32–34 TiB) and metadata (48–64 TiB), of
+// AddressSanitizer's shadow (below 16 TiB), and of where the kernel puts
+// executables, libraries and stacks.
 const (
 	DefaultRegionSize = 256 << 20
-	DefaultBase       = 0x200000000000
+	DefaultBase       = 0x400000000000
 )
 
 // DefaultConfig returns the defaults for a job of nprocs ranks.

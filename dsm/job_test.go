@@ -20,11 +20,12 @@ import (
 	"github.com/svmcluster/svm/dsm/engine"
 )
 
-// The fault benchmarks run real jobs: the benchmark starts an engine in the
-// test process and re-executes the test binary as the ranks, which time
-// their own loops and print the result. Round trips over a unix socket and
-// over TCP on loopback, between this process and a child, are measured in
-// the same run, so the ratio to the physical limit is visible.
+// These tests and benchmarks run real jobs: the engine runs in the test
+// process (so the race detector watches it) and the test binary, executed
+// again, runs as the ranks. The benchmarks' ranks time their own loops and
+// print the result. Round trips over a unix socket and over TCP on loopback,
+// between this process and a child, are measured in the same run, so the
+// ratio of a fault to the physical limit is visible.
 
 const childEnv = "DSM_BENCH_CHILD"
 
@@ -40,7 +41,7 @@ func TestMain(m *testing.M) {
 }
 
 // runJob runs child name as np ranks with arg and returns what rank 0 printed.
-func runJob(b *testing.B, name string, np int, prefetch bool, arg string) string {
+func runJob(b testing.TB, name string, np int, prefetch bool, arg string) string {
 	b.Helper()
 	dir, err := engine.SocketDir()
 	if err != nil {
@@ -81,6 +82,24 @@ func runJob(b *testing.B, name string, np int, prefetch bool, arg string) string
 		b.Fatal(err)
 	}
 	return out.String()
+}
+
+// TestJobs runs small jobs of each kind, so that faults, fetches, barriers
+// and allocation go through the engine under the test's eyes (and the race
+// detector's, with -race).
+func TestJobs(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		np       int
+		prefetch bool
+	}{{"read-fault", 1, true}, {"write-fault", 1, true}, {"remote-fetch", 2, false}, {"remote-fetch", 3, true}} {
+		t.Run(fmt.Sprintf("%s-%d", tc.name, tc.np), func(t *testing.T) {
+			out := runJob(t, tc.name, tc.np, tc.prefetch, "300")
+			if !strings.Contains(out, " ") {
+				t.Fatalf("rank 0 printed %q", out)
+			}
+		})
+	}
 }
 
 // reportNs reports the child's measured nanoseconds per operation as the
