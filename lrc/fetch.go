@@ -2,6 +2,7 @@ package lrc
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -66,10 +67,16 @@ func compareID(a, b protocol.IntervalID) int {
 	return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Index, b.Index))
 }
 
+// planPage adds page p's missing diffs to a plan, and for a dropped page a
+// request for the keeper's copy.
 func (s *State) planPage(pl *plan, p uint32) {
+	base := -1
+	if s.pages[p].state == Absent {
+		base = int(s.keeper[p])
+	}
 	for r, ids := range s.sources(p) {
-		if len(ids) > 0 {
-			pl.byRank[r] = append(pl.byRank[r], protocol.PageIntervals{Page: p, Intervals: ids})
+		if len(ids) > 0 || r == base {
+			pl.byRank[r] = append(pl.byRank[r], protocol.PageIntervals{Page: p, Intervals: ids, Base: r == base})
 		}
 	}
 }
@@ -89,9 +96,8 @@ func (s *State) addPrefetch(pl *plan, primary uint32) {
 		if q == primary || pg.state != Invalid || pg.fetching > 0 || added >= s.cfg.PrefetchLimit {
 			continue
 		}
-		src := s.sources(q)
 		covered := true
-		for r, ids := range src {
+		for r, ids := range s.sources(q) {
 			if len(ids) > 0 && len(pl.byRank[r]) == 0 {
 				covered = false
 				break
@@ -100,11 +106,7 @@ func (s *State) addPrefetch(pl *plan, primary uint32) {
 		if !covered {
 			continue
 		}
-		for r, ids := range src {
-			if len(ids) > 0 {
-				pl.byRank[r] = append(pl.byRank[r], protocol.PageIntervals{Page: q, Intervals: ids})
-			}
-		}
+		s.planPage(pl, q)
 		added++
 		s.stats.Prefetched++
 	}
@@ -148,6 +150,19 @@ func (s *State) HandleDiffRequest(from int, m *protocol.DiffRequest) error {
 			return fmt.Errorf("diff request %d from rank %d: %w", m.ID, from, err)
 		}
 		pd := protocol.PageDiffs{Page: pr.Page, Diffs: make([]protocol.IntervalDiff, 0, len(pr.Intervals))}
+		if pr.Base {
+			pg := &s.pages[pr.Page]
+			switch pg.state {
+			case Absent:
+				return fmt.Errorf("diff request %d from rank %d: page %d asked of rank %d, which dropped it", m.ID, from, pr.Page, s.cfg.Rank)
+			case ReadWrite:
+				// The open interval's writes are half done: a byte written
+				// and written back would be in the copy and in no diff.
+				pd.Base = slices.Clone(pg.twin)
+			default:
+				pd.Base = slices.Clone(s.pageBytes(pr.Page))
+			}
+		}
 		for _, id := range pr.Intervals {
 			d, err := s.diffOf(pr.Page, id)
 			if err != nil {
@@ -195,6 +210,14 @@ func (s *State) HandleDiffResponse(from int, m *protocol.DiffResponse) error {
 	delete(s.requests, m.ID)
 	for _, pd := range m.Pages {
 		pg := &s.pages[pd.Page]
+		if pd.Base != nil {
+			// The keeper's copy replaces the dropped one; the diffs that
+			// came since go on top of it when the page settles.
+			copy(s.pageBytes(pd.Page), pd.Base)
+			pg.state = Invalid
+			s.invalid++
+			s.stats.Refetched++
+		}
 		for _, d := range pd.Diffs {
 			pg.diffs = append(pg.diffs, held{id: d.Interval, d: d.Diff})
 			s.metadata += int64(len(d.Diff))
@@ -225,6 +248,12 @@ func (s *State) checkResponse(req *request, from int, m *protocol.DiffResponse) 
 		}
 		if len(pd.Diffs) != len(asked.Intervals) {
 			return fmt.Errorf("page %d: %d diffs answered, %d asked", pd.Page, len(pd.Diffs), len(asked.Intervals))
+		}
+		switch {
+		case asked.Base && len(pd.Base) != s.cfg.PageSize:
+			return fmt.Errorf("page %d: a copy of %d bytes answered for a %d-byte page", pd.Page, len(pd.Base), s.cfg.PageSize)
+		case !asked.Base && pd.Base != nil:
+			return fmt.Errorf("page %d: a copy answered, none asked", pd.Page)
 		}
 		for j, d := range pd.Diffs {
 			if d.Interval != asked.Intervals[j] {
@@ -264,7 +293,7 @@ func (s *State) settle(p uint32) error {
 	}
 	pg.pending = still
 	if len(still) > 0 {
-		if pg.want != wantNone || s.validateAll {
+		if pg.want != wantNone || pg.keep {
 			pl := s.newPlan()
 			s.planPage(pl, p)
 			s.send(pl)
@@ -273,8 +302,9 @@ func (s *State) settle(p uint32) error {
 	}
 	pg.state = Unmapped
 	s.invalid--
-	if s.invalid == 0 {
-		s.validateAll = false
+	if pg.keep {
+		pg.keep = false
+		s.keeping--
 	}
 	w, used := pg.want, pg.used
 	pg.want, pg.used = wantNone, false
@@ -294,24 +324,44 @@ func (s *State) happensBefore(a, b protocol.IntervalID) int {
 	return cmp.Or(cmp.Compare(s.interval(a).VT.Sum(), s.interval(b).VT.Sum()), cmp.Compare(a.Rank, b.Rank))
 }
 
-// Collect drops the history up to vector time upto — interval records, write
-// notices, diffs and twins — once every rank has applied all of it (each ran
-// ValidateAll, and a barrier since proved they finished). Memory is then as if
-// the history had been compacted into the pages.
+// Collect ends a collection: it drops this rank's copies of the invalid
+// pages it did not keep, hands the pages to their new keepers, and drops the
+// history up to vector time upto — interval records, write notices, diffs
+// and twins. Every rank must have settled its StartCollection (a barrier
+// since proves it). Memory is then as if the history had been compacted
+// into the kept pages.
 func (s *State) Collect(upto protocol.VectorTime) error {
-	if len(upto) != s.cfg.NProcs {
+	switch {
+	case len(upto) != s.cfg.NProcs:
 		return fmt.Errorf("collect: vector time has %d entries, want %d", len(upto), s.cfg.NProcs)
-	}
-	if !s.vt.Dominates(upto) {
+	case !s.vt.Dominates(upto):
 		return fmt.Errorf("collect up to %v, beyond what rank %d knows (%v)", upto, s.cfg.Rank, s.vt)
+	case s.nextKeeper == nil:
+		return errors.New("collect without a collection started")
+	case !s.Settled():
+		return fmt.Errorf("collect while %d kept pages and %d diff requests are outstanding", s.keeping, len(s.requests))
 	}
 	for p := range s.pages {
 		for _, id := range s.pages[p].pending {
-			if upto.Covers(id) {
-				return fmt.Errorf("collect up to %v, but page %d still lacks the diff of interval %v", upto, p, id)
+			if !upto.Covers(id) {
+				return fmt.Errorf("collect up to %v, but page %d has a write notice of interval %v from after it", upto, p, id)
 			}
 		}
 	}
+	for p := range s.pages {
+		pg := &s.pages[p]
+		switch pg.state {
+		case Invalid:
+			pg.state = Absent
+			pg.used = false
+			s.invalid--
+			s.stats.Dropped++
+			fallthrough
+		case Absent:
+			pg.pending = nil // the keeper's copy holds all of it
+		}
+	}
+	s.keeper, s.nextKeeper = s.nextKeeper, nil
 	for r := range s.cfg.NProcs {
 		if upto[r] <= s.base[r] {
 			continue
@@ -344,5 +394,14 @@ func (s *State) Collect(upto protocol.VectorTime) error {
 		}
 	}
 	s.stats.Collections++
+	// Faults that waited while the rank was frozen fetch now.
+	s.frozen = false
+	pl := s.newPlan()
+	for p := range s.pages {
+		if pg := &s.pages[p]; pg.want != wantNone && pg.fetching == 0 {
+			s.planPage(pl, uint32(p))
+		}
+	}
+	s.send(pl)
 	return nil
 }

@@ -11,6 +11,12 @@
 // with twins; diffs are made lazily, byte-exact, when requested or before the
 // page changes again.
 //
+// Garbage collection (StartCollection, Collect) bounds the history: every
+// rank keeps the pages it uses and the pages it keeps for the others (the
+// last writer of each page keeps it), brings them up to date, and drops its
+// copies of the rest; a dropped page is fetched whole from its keeper on its
+// next use.
+//
 // Inputs are plain calls (Fault, CloseInterval, Acquire, HandleDiffRequest,
 // HandleDiffResponse, ...); outputs are protocol messages and page actions,
 // collected until TakeOutput. The page bytes are handed in at New as a slice
@@ -63,6 +69,10 @@ const (
 	ReadWrite
 	// Invalid: write notices are not yet applied; unmapped; an access fetches diffs.
 	Invalid
+	// Absent: the copy was dropped at a garbage collection; unmapped; an
+	// access fetches the page from its keeper, and the diffs of any write
+	// notices that came since.
+	Absent
 )
 
 func (s PageState) String() string {
@@ -75,6 +85,8 @@ func (s PageState) String() string {
 		return "read-write"
 	case Invalid:
 		return "invalid"
+	case Absent:
+		return "absent"
 	}
 	return fmt.Sprintf("PageState(%d)", uint8(s))
 }
@@ -140,6 +152,9 @@ type Stats struct {
 	// Prefetched counts pages fetched along with a faulting page.
 	Prefetched  int64
 	Collections int64
+	// Dropped counts pages whose copy a collection dropped; Refetched, the
+	// whole pages fetched from their keepers since.
+	Dropped, Refetched int64
 }
 
 type want uint8
@@ -154,12 +169,14 @@ type page struct {
 	state PageState
 	// want is the strongest access waiting for an invalid page.
 	want want
-	// used: the page was mapped when it was invalidated (a prefetch
-	// candidate); listed: it is in State.usedList.
+	// used: the page was mapped when it was invalidated (in use: a prefetch
+	// candidate, and kept at a collection); listed: it is in State.usedList.
 	used, listed bool
 	// protected: a writable page already write-protected by ProtectDirty
 	// ahead of the close of its interval.
 	protected bool
+	// keep: a collection under way keeps the page and has yet to validate it.
+	keep bool
 	// twin is the page as it was before this rank's writes of interval twinFor
 	// (0 while that interval is open).
 	twin    []byte
@@ -198,12 +215,19 @@ type State struct {
 	invalid   int
 	requests  map[uint32]*request
 	nextReqID uint32
-	// validateAll makes every settled page that is still stale fetch again.
-	validateAll bool
-	metadata    int64
-	twinPool    [][]byte
-	stats       Stats
-	out         Output
+	// keeper[p] is the rank that keeps page p for the ranks that dropped
+	// it; nextKeeper, the keepers a collection under way elected, which take
+	// over when it ends.
+	keeper, nextKeeper []int32
+	// keeping counts the pages a collection under way must still validate.
+	keeping int
+	// frozen: the rank has told the others it settled its collection, so it
+	// asks for nothing until Collect; faults meanwhile wait.
+	frozen   bool
+	metadata int64
+	twinPool [][]byte
+	stats    Stats
+	out      Output
 }
 
 // New returns the state of rank cfg.Rank over mem, which holds cfg.Pages
@@ -230,6 +254,7 @@ func New(cfg Config, mem []byte) (*State, error) {
 		log:      make([][]*protocol.Interval, cfg.NProcs),
 		pages:    make([]page, cfg.Pages),
 		requests: make(map[uint32]*request),
+		keeper:   make([]int32, cfg.Pages),
 	}, nil
 }
 
@@ -241,6 +266,10 @@ func (s *State) PageState(p uint32) PageState { return s.pages[p].state }
 
 // Invalid returns how many pages are invalid.
 func (s *State) Invalid() int { return s.invalid }
+
+// Settled reports whether the collection under way has validated every page
+// this rank keeps and no diff request is out.
+func (s *State) Settled() bool { return s.keeping == 0 && len(s.requests) == 0 }
 
 // Stats returns the event counters.
 func (s *State) Stats() Stats { return s.stats }
@@ -290,9 +319,9 @@ func (s *State) Fault(p uint32, write bool) error {
 	}
 	pg := &s.pages[p]
 	switch pg.state {
-	case Invalid:
+	case Invalid, Absent:
 		pg.want = max(pg.want, wantOf(write))
-		if pg.fetching > 0 {
+		if pg.fetching > 0 || s.frozen {
 			return nil
 		}
 		pl := s.newPlan()
@@ -343,9 +372,9 @@ func (s *State) Validate(first, count uint32, write bool) error {
 	for p := first; p < first+count; p++ {
 		pg := &s.pages[p]
 		switch {
-		case pg.state == Invalid:
+		case pg.state == Invalid || pg.state == Absent:
 			pg.want = max(pg.want, wantOf(write))
-			if pg.fetching == 0 {
+			if pg.fetching == 0 && !s.frozen {
 				s.planPage(pl, p)
 			}
 		case write && pg.state != ReadWrite:
@@ -376,17 +405,58 @@ func (s *State) Ready(first, count uint32, write bool) bool {
 	return true
 }
 
-// ValidateAll fetches the diffs of every invalid page, so that afterwards no
-// rank needs the history this rank knows. Invalid reports when it is done.
-func (s *State) ValidateAll() {
-	s.validateAll = true
+// StartCollection begins a garbage collection at a whole-job barrier, when
+// every rank knows the same history. Each page written since the last
+// collection gets a keeper, the writer of its newest interval (every rank
+// picks the same one). The rank fetches the diffs of the invalid pages it
+// uses or will keep; Settled reports when it is done. Once every rank is
+// (a barrier proves it), Collect drops the copies of the other invalid
+// pages and the history.
+//
+// Until then nothing is dropped and the old keepers stay in charge: a page
+// dropped at an earlier collection and touched now comes whole from a keeper
+// that validated it then, with every diff since, which all ranks still hold.
+func (s *State) StartCollection() {
+	s.nextKeeper = s.electKeepers()
 	pl := s.newPlan()
 	for p := range s.pages {
-		if pg := &s.pages[p]; pg.state == Invalid && pg.fetching == 0 {
+		pg := &s.pages[p]
+		if pg.state != Invalid || !(pg.used || s.nextKeeper[p] == int32(s.cfg.Rank)) {
+			continue
+		}
+		pg.keep = true
+		s.keeping++
+		if pg.fetching == 0 { // a fetch in flight settles, and fetches again if stale
 			s.planPage(pl, uint32(p))
 		}
 	}
 	s.send(pl)
+}
+
+// Freeze stops the rank asking for diffs until Collect: it has settled its
+// collection and told the others, who may collect as soon as all have.
+func (s *State) Freeze() { s.frozen = true }
+
+// electKeepers returns the keepers after a collection: the writer of each
+// page's newest interval since the last one, ties between concurrent
+// intervals broken the same way at every rank (by vector time sum, then
+// rank); unwritten pages keep their keeper.
+func (s *State) electKeepers() []int32 {
+	next := slices.Clone(s.keeper)
+	sums := make(map[uint32]uint64)
+	for r := range s.cfg.NProcs {
+		for _, iv := range s.log[r] {
+			sum := iv.VT.Sum()
+			for p := range protocol.Pages(iv.Pages) {
+				old, seen := sums[p]
+				if !seen || sum > old || sum == old && int32(r) > next[p] {
+					sums[p] = sum
+					next[p] = int32(r)
+				}
+			}
+		}
+	}
+	return next
 }
 
 // beginWrite makes a current page writable: the diff of the interval that
@@ -595,16 +665,14 @@ func (s *State) invalidate(p uint32, id protocol.IntervalID) {
 		s.makeDiff(p)
 	}
 	switch pg.state {
-	case Invalid:
+	case Invalid, Absent:
 		return
 	case ReadOnly:
 		s.act(ActInvalidate, p)
-		if s.cfg.Prefetch && !pg.used {
-			pg.used = true
-			if !pg.listed {
-				pg.listed = true
-				s.usedList = append(s.usedList, p)
-			}
+		pg.used = true
+		if s.cfg.Prefetch && !pg.listed {
+			pg.listed = true
+			s.usedList = append(s.usedList, p)
 		}
 	case ReadWrite:
 		panic(fmt.Sprintf("lrc: page %d writable after its interval closed", p)) // CloseInterval ran first

@@ -351,35 +351,65 @@ func TestResponseRejects(t *testing.T) {
 	assert.ErrorContains(t, s.Fault(2, false), "page 2 out of range")
 }
 
+// TestCollect: a collection keeps the pages a rank uses or keeps, drops the
+// others, and drops the whole history; a dropped page comes back whole from
+// its keeper, with the diffs of the intervals since on top.
 func TestCollect(t *testing.T) {
-	c := newCluster(t, 2, 2, false)
+	c := newCluster(t, 3, 3, false)
+	c.read(2, 1, 0, 1) // rank 2 uses page 1
 	c.write(0, 0, 0, 1)
 	c.write(0, 1, 0, 1)
 	c.sync(0, 1)
-	c.write(1, 0, 1, 2)
+	c.sync(0, 2)
+	c.write(1, 0, 1, 2) // page 0's newest writer: its keeper
 	c.sync(1, 0)
+	c.sync(1, 2)
 	upto := c.st[0].VT()
-	assert.ErrorContains(t, c.st[0].Collect(upto), "still lacks the diff of interval 1.1")
-	for r := range 2 {
-		c.st[r].ValidateAll()
-		c.deliverAll()
-		require.Zero(t, c.st[r].Invalid())
+	require.Equal(t, upto, c.st[1].VT())
+	require.Equal(t, upto, c.st[2].VT())
+	assert.ErrorContains(t, c.st[0].Collect(upto), "collect without a collection started")
+
+	for r := range 3 {
+		c.st[r].StartCollection()
 	}
-	c.st[1].CloseInterval()
-	before := c.st[1].Metadata()
-	require.Positive(t, before)
-	for r := range 2 {
+	assert.ErrorContains(t, c.st[2].Collect(upto), "kept pages and 1 diff requests are outstanding")
+	c.deliverAll()
+	for r := range 3 {
+		require.True(t, c.st[r].Settled(), "rank %d validated what it keeps", r)
+	}
+	assert.Equal(t, ReadOnly, c.st[0].PageState(0), "rank 0 used page 0: kept")
+	assert.Equal(t, ReadOnly, c.st[2].PageState(1), "rank 2 used page 1: kept")
+	assert.Equal(t, Invalid, c.st[1].PageState(1), "dropped only when the collection ends")
+	for r := range 3 {
 		require.NoError(t, c.st[r].Collect(upto))
 		assert.Zero(t, c.st[r].Metadata(), "rank %d: nothing of the history is left", r)
 		assert.Equal(t, int64(1), c.st[r].Stats().Collections)
 	}
-	_, err := c.st[0].IntervalsFor(protocol.VectorTime{0, 0})
+	assert.Equal(t, Absent, c.st[1].PageState(1), "rank 1 never used page 1 and rank 0 keeps it")
+	assert.Equal(t, Absent, c.st[2].PageState(0), "rank 2 never used page 0 and rank 1 keeps it")
+	_, err := c.st[0].IntervalsFor(protocol.VectorTime{0, 0, 0})
 	assert.ErrorContains(t, err, "were collected")
-	assert.ErrorContains(t, c.st[0].Collect(protocol.VectorTime{9, 9}), "beyond what rank 0 knows")
-	// Life goes on after a collection.
-	c.write(0, 0, 2, 3)
+	assert.ErrorContains(t, c.st[0].Collect(protocol.VectorTime{9, 9, 9}), "beyond what rank 0 knows")
+
+	// A rank asked for a page it dropped refuses (it is not the keeper).
+	err = c.st[1].HandleDiffRequest(2, &protocol.DiffRequest{ID: 1, Pages: []protocol.PageIntervals{{Page: 1, Base: true}}})
+	assert.ErrorContains(t, err, "page 1 asked of rank 1, which dropped it")
+
+	// A dropped page comes back from its keeper.
+	assert.Equal(t, []byte{1, 2}, c.read(2, 0, 0, 2))
+	assert.Equal(t, int64(1), c.st[2].Stats().Refetched)
+	// A dropped page written after the collection: the keeper's copy and
+	// the new diff, from two ranks.
+	c.write(0, 1, 1, 7)
 	c.sync(0, 1)
-	assert.Equal(t, []byte{1, 2, 3}, c.read(1, 0, 0, 3))
+	require.NoError(t, c.st[1].Fault(1, false))
+	c.take(1)
+	assert.Len(t, c.msgs, 1, "rank 0 both keeps page 1 and wrote it: one request")
+	c.deliverAll()
+	assert.Equal(t, []byte{1, 7}, c.read(1, 1, 0, 2))
+	c.write(0, 0, 2, 9)
+	c.sync(0, 2)
+	assert.Equal(t, []byte{1, 2, 9}, c.read(2, 0, 0, 3))
 }
 
 func TestNewRejects(t *testing.T) {

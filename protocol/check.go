@@ -144,8 +144,8 @@ func (l Limits) checkDiffRequest(m *DiffRequest) error {
 		if i > 0 && p.Page <= m.Pages[i-1].Page {
 			return fmt.Errorf("pages not sorted and distinct at page %d", p.Page)
 		}
-		if len(p.Intervals) == 0 {
-			return fmt.Errorf("page %d: no intervals", p.Page)
+		if len(p.Intervals) == 0 && !p.Base {
+			return fmt.Errorf("page %d: neither intervals nor the page asked", p.Page)
 		}
 		for _, id := range p.Intervals {
 			if err := l.checkID(id); err != nil {

@@ -216,11 +216,14 @@ type DiffRequest struct {
 	Pages    []PageIntervals
 }
 
-// PageIntervals names the intervals whose diffs of Page are wanted.
+// PageIntervals names the intervals whose diffs of Page are wanted, and
+// with Base asks for the responder's copy of the page too (from its keeper,
+// by a rank that dropped its own copy at a garbage collection).
 type PageIntervals struct {
 	_msgpack  struct{} `msgpack:",as_array"`
 	Page      uint32
 	Intervals []IntervalID
+	Base      bool
 }
 
 // Type reports MsgDiffRequest.
@@ -233,11 +236,12 @@ type DiffResponse struct {
 	Pages    []PageDiffs
 }
 
-// PageDiffs carries diffs of one page.
+// PageDiffs carries diffs of one page, and the page itself if asked.
 type PageDiffs struct {
 	_msgpack struct{} `msgpack:",as_array"`
 	Page     uint32
 	Diffs    []IntervalDiff
+	Base     []byte
 }
 
 // IntervalDiff is the diff one interval made to a page, in the encoding of

@@ -62,7 +62,7 @@ func randMessage(rng *rand.Rand, n int, pages uint32) Message {
 		m := &DiffRequest{ID: rng.Uint32()}
 		for p := uint32(0); p < pages; p++ {
 			if rng.IntN(3) == 0 {
-				pi := PageIntervals{Page: p}
+				pi := PageIntervals{Page: p, Base: rng.IntN(4) == 0}
 				for range 1 + rng.IntN(3) {
 					pi.Intervals = append(pi.Intervals, id())
 				}
@@ -78,6 +78,10 @@ func randMessage(rng *rand.Rand, n int, pages uint32) Message {
 		for p := uint32(0); p < pages; p++ {
 			if rng.IntN(3) == 0 {
 				pd := PageDiffs{Page: p}
+				if rng.IntN(4) == 0 {
+					pd.Base = make([]byte, 16)
+					pd.Base[3] = byte(rng.Uint32())
+				}
 				for range rng.IntN(3) {
 					d := make([]byte, 1+rng.IntN(64))
 					for i := range d {
@@ -129,8 +133,8 @@ func TestWireFormat(t *testing.T) {
 		{&LockGrant{Lock: 3, Intervals: []Interval{{ID: IntervalID{Rank: 1, Index: 2}, VT: VectorTime{0, 2}, Pages: []PageRange{{First: 7, Count: 2}}}}}, "03920391939201029200029192" + "0702"},
 		{&BarrierDepart{Barrier: 1, Episode: 4, GC: true}, "05960104c0c3c200"},
 		{&BarrierDepart{Barrier: 1, Episode: 4, Shared: true, Value: 0x1000}, "05960104c0c2c3cd1000"},
-		{&DiffRequest{ID: 9, Pages: []PageIntervals{{Page: 5, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "0692099192059192" + "0001"},
-		{&DiffResponse{ID: 9, Pages: []PageDiffs{{Page: 5, Diffs: []IntervalDiff{{Interval: IntervalID{Rank: 0, Index: 1}, Diff: []byte{0, 0, 0xaa}}}}}}, "0792099192059192920001c403" + "0000aa"},
+		{&DiffRequest{ID: 9, Pages: []PageIntervals{{Page: 5, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "0692099193059192" + "0001c2"},
+		{&DiffResponse{ID: 9, Pages: []PageDiffs{{Page: 5, Diffs: []IntervalDiff{{Interval: IntervalID{Rank: 0, Index: 1}, Diff: []byte{0, 0, 0xaa}}}}}}, "0792099193059192920001c403" + "0000aac0"},
 	}
 	for _, c := range cases {
 		b, err := Encode(c.m)
@@ -194,7 +198,8 @@ func TestCheck(t *testing.T) {
 		{&BarrierArrive{Barrier: 0, Members: []int{0, 9}, VT: vt}, "member rank 9 out of range"},
 		{&BarrierDepart{Barrier: 1}, ""},
 		{&DiffRequest{ID: 1}, "no pages"},
-		{&DiffRequest{ID: 1, Pages: []PageIntervals{{Page: 3}}}, "page 3: no intervals"},
+		{&DiffRequest{ID: 1, Pages: []PageIntervals{{Page: 3}}}, "page 3: neither intervals nor the page asked"},
+		{&DiffRequest{ID: 1, Pages: []PageIntervals{{Page: 3, Base: true}}}, ""},
 		{&DiffRequest{ID: 1, Pages: []PageIntervals{{Page: 10, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "page 10 out of range"},
 		{&DiffRequest{ID: 1, Pages: []PageIntervals{{Page: 3, Intervals: []IntervalID{{Rank: 0, Index: 1}}}, {Page: 3, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "pages not sorted and distinct"},
 		{&DiffResponse{ID: 1, Pages: []PageDiffs{{Page: 2, Diffs: []IntervalDiff{{Interval: IntervalID{Rank: 5, Index: 1}}}}}}, "interval rank 5 out of range"},

@@ -25,7 +25,10 @@ type Config struct {
 	Locks        uint32
 	Barriers     uint32
 	// GCThreshold is the protocol metadata, in bytes at any one rank, above
-	// which a whole-job barrier collects the history all ranks share.
+	// which a whole-job barrier collects the history all ranks share: every
+	// rank brings up to date the pages it uses or keeps, drops its copies of
+	// the others, and a second, internal barrier (2(n-1) more messages)
+	// proves all are done before the history goes.
 	GCThreshold int64
 	// Prefetch: see lrc.Config.
 	Prefetch bool
@@ -76,9 +79,11 @@ type op struct {
 	members      []int  // barrier processor set, nil: every rank
 	first, count uint32 // validate range
 	write        bool
-	// collecting: the barrier has departed and waits for this rank's pages
-	// to be validated for garbage collection.
+	// collecting: the barrier has departed with a collection; this rank
+	// validates its kept pages, then waits at the collection barrier.
 	collecting bool
+	// collectArrived: it has arrived at the collection barrier.
+	collectArrived bool
 	// share is the value this rank hands every member at the barrier.
 	share *uint64
 }
@@ -96,7 +101,7 @@ type Rank struct {
 	knownBy map[int]protocol.VectorTime
 	// floor is the history collected everywhere: every rank knows it.
 	floor protocol.VectorTime
-	// collectUpTo is the history to drop at the next whole-job barrier.
+	// collectUpTo is the history the collection under way drops.
 	collectUpTo protocol.VectorTime
 	// shared is the value shared at the last barrier, if sharedOK.
 	shared   uint64
@@ -115,7 +120,8 @@ func New(cfg Config, mem []byte) (*Rank, error) {
 	if err != nil {
 		return nil, err
 	}
-	barriers, err := barrier.New(barrier.Config{Self: cfg.Rank, NProcs: cfg.NProcs, Barriers: cfg.Barriers})
+	// One barrier id past the applications' serves garbage collection.
+	barriers, err := barrier.New(barrier.Config{Self: cfg.Rank, NProcs: cfg.NProcs, Barriers: cfg.Barriers + 1})
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +130,7 @@ func New(cfg Config, mem []byte) (*Rank, error) {
 	}
 	return &Rank{
 		cfg:      cfg,
-		limits:   protocol.Limits{NProcs: cfg.NProcs, Pages: uint32(cfg.Pages), Locks: cfg.Locks, Barriers: cfg.Barriers},
+		limits:   protocol.Limits{NProcs: cfg.NProcs, Pages: uint32(cfg.Pages), Locks: cfg.Locks, Barriers: cfg.Barriers + 1},
 		lrc:      l,
 		locks:    locks,
 		barriers: barriers,
@@ -201,8 +207,7 @@ func (r *Rank) Validate(first, count uint32, write bool) error {
 		r.op = op{}
 		return err
 	}
-	r.progress()
-	return nil
+	return r.progress()
 }
 
 // Acquire acquires lock id. Ready reports Done when the lock is held and the
@@ -273,6 +278,9 @@ func (r *Rank) ShareAt(id uint32, members []int, value uint64) error {
 func (r *Rank) Shared() (uint64, bool) { return r.shared, r.sharedOK }
 
 func (r *Rank) barrier(id uint32, members []int, share *uint64) error {
+	if id >= r.cfg.Barriers {
+		return fmt.Errorf("barrier %d out of range [0,%d)", id, r.cfg.Barriers)
+	}
 	set, err := barrier.Normalize(members, r.cfg.NProcs)
 	if err != nil {
 		return err
@@ -280,11 +288,22 @@ func (r *Rank) barrier(id uint32, members []int, share *uint64) error {
 	if err := r.begin(op{kind: opBarrier, id: id, members: set, share: share}); err != nil {
 		return err
 	}
+	if err := r.arrive(id, set, share); err != nil {
+		r.op = op{}
+		return err
+	}
+	return nil
+}
+
+// collectBarrier is the id of the barrier that ends a collection.
+func (r *Rank) collectBarrier() uint32 { return r.cfg.Barriers }
+
+// arrive sends this rank's arrival at barrier id over the processor set.
+func (r *Rank) arrive(id uint32, set []int, share *uint64) error {
 	r.lrc.CloseInterval()
 	mgr := barrier.Manager(id, set, r.cfg.NProcs)
 	ivs, err := r.lrc.IntervalsFor(r.knownByManager(mgr))
 	if err != nil {
-		r.op = op{}
 		return err
 	}
 	a := &protocol.BarrierArrive{
@@ -299,7 +318,6 @@ func (r *Rank) barrier(id uint32, members []int, share *uint64) error {
 	}
 	res, err := r.barriers.Arrive(a)
 	if err != nil {
-		r.op = op{}
 		return err
 	}
 	return r.barrierResult(res)
@@ -340,7 +358,7 @@ func (r *Rank) Step(env protocol.Envelope) error {
 		err = r.lrc.HandleDiffRequest(env.From, m)
 	case *protocol.DiffResponse:
 		if err = r.lrc.HandleDiffResponse(env.From, m); err == nil {
-			r.progress()
+			err = r.progress()
 		}
 	default:
 		err = fmt.Errorf("unexpected message %v", env.Msg.Type())
@@ -383,8 +401,10 @@ func (r *Rank) barrierResult(res barrier.Result) error {
 		}
 		// The manager knew everything this rank now knows.
 		r.knownBy[barrier.Manager(d.Barrier, r.op.members, r.cfg.NProcs)] = r.lrc.VT()
-		r.shared, r.sharedOK = d.Value, d.Shared
-		return r.leaveBarrier(d.GC, r.op.members == nil)
+		if !r.op.collecting {
+			r.shared, r.sharedOK = d.Value, d.Shared
+		}
+		return r.leaveBarrier(d.GC)
 	}
 	return nil
 }
@@ -395,11 +415,12 @@ func (r *Rank) completeBarrier(c *barrier.Complete) error {
 	whole := len(c.Arrivals[0].Members) == 0
 	collect := false
 	sharer := -1
+	collectDone := c.Barrier == r.collectBarrier()
 	var ivs []protocol.Interval
 	for _, a := range c.Arrivals {
 		ivs = append(ivs, a.Intervals...)
-		collect = collect || (whole && a.Metadata > uint64(r.cfg.GCThreshold))
-		if a.Shares {
+		collect = collect || (whole && !collectDone && a.Metadata > uint64(r.cfg.GCThreshold))
+		if a.Shares && !collectDone {
 			if sharer >= 0 {
 				return fmt.Errorf("barrier %d: ranks %d and %d both share a value", c.Barrier, sharer, a.From)
 			}
@@ -407,9 +428,11 @@ func (r *Rank) completeBarrier(c *barrier.Complete) error {
 			r.shared = a.Value
 		}
 	}
-	r.sharedOK = sharer >= 0
-	if !r.sharedOK {
-		r.shared = 0
+	if !collectDone {
+		r.sharedOK = sharer >= 0
+		if !r.sharedOK {
+			r.shared = 0
+		}
 	}
 	if err := r.lrc.Acquire(ivs); err != nil {
 		return fmt.Errorf("barrier %d: %w", c.Barrier, err)
@@ -423,44 +446,48 @@ func (r *Rank) completeBarrier(c *barrier.Complete) error {
 			return fmt.Errorf("barrier %d: departure of rank %d: %w", c.Barrier, a.From, err)
 		}
 		r.send(a.From, &protocol.BarrierDepart{Barrier: c.Barrier, Episode: a.Episode, Intervals: lacking, GC: collect,
-			Shared: r.sharedOK, Value: r.shared})
+			Shared: sharer >= 0, Value: r.shared})
 	}
 	if err := r.barriers.Leave(c.Barrier); err != nil {
 		return err
 	}
-	return r.leaveBarrier(collect, whole)
+	return r.leaveBarrier(collect)
 }
 
-// leaveBarrier finishes a barrier at any member. A whole-job barrier proves
-// that every rank finished the validation of the last collection, so the
-// history it covered can go now. If this barrier starts a collection, the
-// rank validates all its pages before the barrier returns.
-func (r *Rank) leaveBarrier(collect, whole bool) error {
-	r.stats.Barriers++
-	if whole && r.collectUpTo != nil {
+// leaveBarrier finishes a barrier at any member. If the barrier starts a
+// collection, the rank validates the pages it keeps and then waits at the
+// collection barrier; when that one is left, every rank has, and the
+// history goes.
+func (r *Rank) leaveBarrier(collect bool) error {
+	if r.op.collecting {
 		if err := r.lrc.Collect(r.collectUpTo); err != nil {
 			return err
 		}
-		r.floor = r.collectUpTo
-		r.collectUpTo = nil
+		r.floor, r.collectUpTo = r.collectUpTo, nil
+		r.done()
+		return nil
 	}
+	r.stats.Barriers++
 	if !collect {
 		r.done()
 		return nil
 	}
 	r.collectUpTo = r.lrc.VT()
 	r.op.collecting = true
-	r.lrc.ValidateAll()
-	r.progress()
-	return nil
+	r.lrc.StartCollection()
+	return r.progress()
 }
 
-// progress finishes the outstanding call if the diffs it waited for are in.
-func (r *Rank) progress() {
+// progress moves the outstanding call on if the diffs it waited for are in.
+func (r *Rank) progress() error {
 	switch {
 	case r.op.kind == opValidate && r.lrc.Ready(r.op.first, r.op.count, r.op.write):
 		r.done()
-	case r.op.kind == opBarrier && r.op.collecting && r.lrc.Invalid() == 0:
-		r.done()
+	case r.op.kind == opBarrier && r.op.collecting && !r.op.collectArrived && r.lrc.Settled():
+		r.op.collectArrived = true
+		r.lrc.Freeze()
+		r.op.id, r.op.members, r.op.share = r.collectBarrier(), nil, nil
+		return r.arrive(r.op.id, nil, nil)
 	}
+	return nil
 }

@@ -503,7 +503,12 @@ type Mem struct {
 func (m *Mem) Load(addr, n int) []byte {
 	got := m.r.mem[addr : addr+n]
 	if want := m.s.ref[addr : addr+n]; !bytes.Equal(got, want) {
-		m.s.fail("rank %d read [%#x,+%d) = %s, want %s", m.r.id, addr, n, short(got), short(want))
+		i := 0
+		for got[i] == want[i] {
+			i++
+		}
+		at := addr + i
+		m.s.fail("rank %d read [%#x,+%d): byte %#x (page %d) is %#x, want %#x", m.r.id, addr, n, at, at/m.s.cfg.PageSize, got[i], want[i])
 	}
 	return got
 }

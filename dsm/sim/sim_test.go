@@ -63,7 +63,7 @@ func runProgram(t *testing.T, cfg Config, prog Program) *Sim {
 // rank must equal the reference. Across the seeds, every mechanism the
 // protocol has must have been exercised.
 func TestRandomPrograms(t *testing.T) {
-	var collections, prefetched, silent, subsetBarriers, diffs atomic.Int64
+	var collections, prefetched, silent, subsetBarriers, diffs, dropped, refetched atomic.Int64
 	t.Cleanup(func() {
 		if *seeds < 100 || t.Failed() {
 			return
@@ -73,6 +73,8 @@ func TestRandomPrograms(t *testing.T) {
 		assert.Positive(t, silent.Load(), "no silent write was seen")
 		assert.Positive(t, subsetBarriers.Load(), "no processor-set barrier ran")
 		assert.Positive(t, diffs.Load(), "no diff was applied")
+		assert.Positive(t, dropped.Load(), "no collection dropped a page")
+		assert.Positive(t, refetched.Load(), "no dropped page was fetched from its keeper")
 	})
 	for i := range *seeds {
 		seed := *firstSeed + uint64(i)
@@ -86,6 +88,8 @@ func TestRandomPrograms(t *testing.T) {
 				prefetched.Add(st.Prefetched)
 				silent.Add(st.SilentPages)
 				diffs.Add(st.DiffsApplied)
+				dropped.Add(st.Dropped)
+				refetched.Add(st.Refetched)
 			}
 			for _, ops := range prog.Ops {
 				for _, op := range ops {
