@@ -142,7 +142,7 @@ func (s *State) send(pl *plan) {
 }
 
 // HandleDiffRequest answers rank from's request for diffs with the diffs this
-// rank made or holds, making its own lazy diffs as needed.
+// rank made or holds.
 func (s *State) HandleDiffRequest(from int, m *protocol.DiffRequest) error {
 	resp := &protocol.DiffResponse{ID: m.ID, Pages: make([]protocol.PageDiffs, 0, len(m.Pages))}
 	for _, pr := range m.Pages {
@@ -178,9 +178,6 @@ func (s *State) HandleDiffRequest(from int, m *protocol.DiffRequest) error {
 
 func (s *State) diffOf(p uint32, id protocol.IntervalID) (diff.Diff, error) {
 	pg := &s.pages[p]
-	if id.Rank == s.cfg.Rank && pg.twin != nil && pg.twinFor == id.Index {
-		s.makeDiff(p)
-	}
 	if h := findDiff(pg, id); h != nil {
 		return h.d, nil
 	}
@@ -373,7 +370,6 @@ func (s *State) Collect(upto protocol.VectorTime) error {
 		s.log[r] = slices.Clone(s.log[r][k:])
 		s.base[r] = upto[r]
 	}
-	self := s.cfg.Rank
 	for p := range s.pages {
 		pg := &s.pages[p]
 		kept := pg.diffs[:0]
@@ -388,9 +384,6 @@ func (s *State) Collect(upto protocol.VectorTime) error {
 		pg.diffs = kept
 		if len(kept) == 0 {
 			pg.diffs = nil
-		}
-		if pg.twin != nil && pg.twinFor != 0 && pg.twinFor <= upto[self] {
-			s.dropTwin(pg)
 		}
 	}
 	s.stats.Collections++

@@ -26,7 +26,6 @@
 package lrc
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
@@ -53,6 +52,10 @@ const (
 	defaultPrefetchLimit = 64
 	// maxPooledTwins bounds the twin buffers kept for reuse.
 	maxPooledTwins = 256
+	// coldAfter is how many active intervals in a row a hot page may go
+	// unchanged before it turns cold. Programs often write a page every
+	// other phase (red-black SOR): one unchanged interval is no sign.
+	coldAfter = 3
 )
 
 // PageState is a page's coherence state at this rank.
@@ -177,10 +180,12 @@ type page struct {
 	protected bool
 	// keep: a collection under way keeps the page and has yet to validate it.
 	keep bool
-	// twin is the page as it was before this rank's writes of interval twinFor
-	// (0 while that interval is open).
-	twin    []byte
-	twinFor uint32
+	// idle counts the closes of active intervals in a row that found the
+	// hot page unchanged.
+	idle uint8
+	// twin is the page as it was when the open interval began; only
+	// writable pages have one.
+	twin []byte
 	// pending are the write notices whose diffs are not applied yet.
 	pending []protocol.IntervalID
 	// fetching counts outstanding diff requests that cover the page.
@@ -226,8 +231,10 @@ type State struct {
 	frozen   bool
 	metadata int64
 	twinPool [][]byte
-	stats    Stats
-	out      Output
+	// diffBuf is scratch space for making diffs.
+	diffBuf []byte
+	stats   Stats
+	out     Output
 }
 
 // New returns the state of rank cfg.Rank over mem, which holds cfg.Pages
@@ -341,9 +348,18 @@ func (s *State) Fault(p uint32, write bool) error {
 			s.act(ActMapReadWrite, p)
 		}
 	default:
-		if write {
+		switch {
+		case s.cfg.NProcs == 1:
+			// Alone, no write needs catching: map the page writable, no twin.
+			if pg.state == ReadOnly {
+				s.act(ActUnprotect, p)
+			} else {
+				s.act(ActMapReadWrite, p)
+			}
+			pg.state = ReadWrite
+		case write:
 			s.beginWrite(p)
-		} else {
+		default:
 			pg.state = ReadOnly
 			s.act(ActMapReadOnly, p)
 		}
@@ -463,17 +479,14 @@ func (s *State) electKeepers() []int32 {
 // last wrote it is made first, then a fresh twin.
 func (s *State) beginWrite(p uint32) {
 	pg := &s.pages[p]
-	if pg.twin != nil {
-		s.makeDiff(p)
-	}
 	pg.twin = s.newTwin(s.pageBytes(p))
-	pg.twinFor = 0
 	if pg.state == ReadOnly {
 		s.act(ActUnprotect, p)
 	} else {
 		s.act(ActMapReadWrite, p)
 	}
 	pg.state = ReadWrite
+	pg.idle = 0
 	s.dirty = append(s.dirty, p)
 	s.metadata += int64(s.cfg.PageSize)
 	s.stats.Twins++
@@ -511,46 +524,81 @@ func (s *State) dropTwin(pg *page) {
 	s.metadata -= int64(s.cfg.PageSize)
 }
 
-// makeDiff turns the twin of a closed interval into that interval's diff.
-func (s *State) makeDiff(p uint32) {
-	pg := &s.pages[p]
-	d, err := diff.Create(pg.twin, s.pageBytes(p))
+// createDiff returns the diff between page p's twin and the page, in a
+// scratch buffer that the next call reuses.
+func (s *State) createDiff(p uint32) diff.Diff {
+	d, err := diff.AppendCreate(s.diffBuf[:0], s.pages[p].twin, s.pageBytes(p))
 	if err != nil {
 		panic(fmt.Sprintf("lrc: twin of page %d: %v", p, err)) // twin and page have the page size by construction
 	}
-	pg.diffs = append(pg.diffs, held{id: protocol.IntervalID{Rank: s.cfg.Rank, Index: pg.twinFor}, d: d})
+	s.diffBuf = d[:0]
+	return d
+}
+
+// keepDiff stores a copy of d, made by createDiff, as the diff of page p in
+// this rank's interval idx.
+func (s *State) keepDiff(p uint32, idx uint32, d diff.Diff) {
+	pg := &s.pages[p]
+	d = slices.Clip(slices.Clone(d))
+	pg.diffs = append(pg.diffs, held{id: protocol.IntervalID{Rank: s.cfg.Rank, Index: idx}, d: d})
 	s.metadata += int64(len(d))
-	s.dropTwin(pg)
 	s.stats.DiffsCreated++
 	s.stats.DiffBytesCreated += int64(len(d))
 }
 
-// CloseInterval ends the open interval (at a release, or before an acquire):
-// the pages it changed become its write notices and are write-protected.
-// Pages written but left unchanged get no notice.
-func (s *State) CloseInterval() {
+// CloseInterval ends the open interval after the application ran in it (at
+// a release, or at the start of an acquire): the pages it changed become
+// its write notices, with their diffs.
+//
+// The close scans every written page against its twin anyway, to leave
+// pages written but unchanged without a notice; that scan is the diff, and
+// a diff is no bigger than the twin it replaces, so the diff is made now
+// rather than lazily. A changed page stays writable, hot, its twin
+// refreshed, so that the next interval's writes need no fault (the next
+// close finds them). A hot page left unchanged by coldAfter active
+// intervals in a row turns cold: write-protected, its twin dropped, so that
+// closes cost nothing for pages no longer written.
+func (s *State) CloseInterval() { s.closeInterval(true, nil) }
+
+// closeInterval ends the open interval. active: the application ran in it
+// (otherwise it only waited for an acquire, and unchanged hot pages stay
+// hot). The pages in invalidating are about to be invalidated: they turn
+// cold whatever happened.
+func (s *State) closeInterval(active bool, invalidating map[uint32]bool) {
 	if len(s.dirty) == 0 {
 		return
 	}
 	slices.Sort(s.dirty)
 	idx := s.vt[s.cfg.Rank] + 1
-	var changed []uint32
+	var changed, hot []uint32
 	for _, p := range s.dirty {
 		pg := &s.pages[p]
+		if d := s.createDiff(p); len(d) > 0 {
+			s.keepDiff(p, idx, d)
+			changed = append(changed, p)
+			pg.idle = 0
+		} else if active {
+			pg.idle++
+			s.stats.SilentPages++
+		}
+		if pg.idle < coldAfter && !invalidating[p] {
+			// Stays hot: writable, with a twin of the page as it is now.
+			copy(pg.twin, s.pageBytes(p))
+			if pg.protected {
+				s.act(ActUnprotect, p)
+				pg.protected = false
+			}
+			hot = append(hot, p)
+			continue
+		}
 		pg.state = ReadOnly
 		if !pg.protected {
 			s.act(ActWriteProtect, p)
 		}
 		pg.protected = false
-		if bytes.Equal(pg.twin, s.pageBytes(p)) {
-			s.dropTwin(pg)
-			s.stats.SilentPages++
-			continue
-		}
-		pg.twinFor = idx
-		changed = append(changed, p)
+		s.dropTwin(pg)
 	}
-	s.dirty = s.dirty[:0]
+	s.dirty = append(s.dirty[:0], hot...)
 	if len(changed) == 0 {
 		return
 	}
@@ -595,11 +643,17 @@ func (s *State) IntervalsFor(vt protocol.VectorTime) ([]protocol.Interval, error
 // invalidates the pages they name. Intervals already known are skipped; the
 // new ones must extend what this rank knows without gaps.
 func (s *State) Acquire(ivs []protocol.Interval) error {
-	s.CloseInterval()
 	fresh, err := s.freshIntervals(ivs)
 	if err != nil {
 		return err
 	}
+	invalidating := make(map[uint32]bool)
+	for _, iv := range fresh {
+		for p := range protocol.Pages(iv.Pages) {
+			invalidating[p] = true
+		}
+	}
+	s.closeInterval(false, invalidating)
 	for _, iv := range fresh {
 		s.vt[iv.ID.Rank] = iv.ID.Index
 		s.log[iv.ID.Rank] = append(s.log[iv.ID.Rank], iv)
@@ -659,11 +713,6 @@ func (s *State) freshIntervals(ivs []protocol.Interval) ([]*protocol.Interval, e
 func (s *State) invalidate(p uint32, id protocol.IntervalID) {
 	pg := &s.pages[p]
 	pg.pending = append(pg.pending, id)
-	if pg.twin != nil {
-		// The diff of this rank's own closed interval must be taken before
-		// other ranks' diffs change the page.
-		s.makeDiff(p)
-	}
 	switch pg.state {
 	case Invalid, Absent:
 		return
@@ -675,7 +724,7 @@ func (s *State) invalidate(p uint32, id protocol.IntervalID) {
 			s.usedList = append(s.usedList, p)
 		}
 	case ReadWrite:
-		panic(fmt.Sprintf("lrc: page %d writable after its interval closed", p)) // CloseInterval ran first
+		panic(fmt.Sprintf("lrc: page %d writable when invalidated", p)) // the close before turned it cold
 	}
 	pg.state = Invalid
 	s.invalid++

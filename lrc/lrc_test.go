@@ -116,7 +116,9 @@ func TestLocalFaultsAndIntervals(t *testing.T) {
 	c.mem[0][1*pageSize+3] = 7 // page 2 stays as it was: a silent write
 
 	s.CloseInterval()
-	assert.Equal(t, []Action{{ActWriteProtect, 1}, {ActWriteProtect, 2}}, c.actions(0))
+	assert.Empty(t, c.actions(0), "both pages stay hot")
+	assert.Equal(t, ReadWrite, s.PageState(1))
+	assert.Equal(t, ReadWrite, s.PageState(2))
 	assert.Equal(t, protocol.VectorTime{1, 0}, s.VT())
 	ivs, err := s.IntervalsFor(protocol.VectorTime{0, 0})
 	require.NoError(t, err)
@@ -129,15 +131,54 @@ func TestLocalFaultsAndIntervals(t *testing.T) {
 	assert.Equal(t, int64(1), st.ReadFaults)
 	assert.Empty(t, c.msgs)
 
-	s.CloseInterval() // nothing written: no interval
+	for range coldAfter - 1 {
+		s.CloseInterval() // nothing written: no interval
+	}
 	assert.Equal(t, protocol.VectorTime{1, 0}, s.VT())
+	assert.Equal(t, []Action{{ActWriteProtect, 2}}, c.actions(0), "page 2 was unchanged in coldAfter intervals: cold")
+	s.CloseInterval()
+	assert.Equal(t, []Action{{ActWriteProtect, 1}}, c.actions(0), "and then page 1")
+	assert.Equal(t, ReadOnly, s.PageState(1))
+	assert.Equal(t, int64(0), s.Metadata()-intervalSize(&ivs[0])-int64(len(s.pages[1].diffs[0].d)), "no twin left")
+}
+
+// TestHotPages: a page changed in every interval stays writable; its writes
+// need no fault, the closes find them; a close that only waited keeps it
+// hot; an acquire that invalidates it turns it cold first.
+func TestHotPages(t *testing.T) {
+	c := newCluster(t, 2, 2, false)
+	s := c.st[0]
+	c.write(0, 0, 0, 1)
+	s.CloseInterval()
+	for i := range 3 {
+		c.mem[0][1] = byte(10 + i) // no fault: the page is still writable
+		s.ProtectDirty()
+		s.CloseInterval()
+	}
+	assert.Equal(t, int64(1), s.Stats().WriteFaults)
+	assert.Equal(t, protocol.VectorTime{4, 0}, s.VT())
+	acts := c.actions(0)
+	assert.Equal(t, []Action{{ActWriteProtect, 0}, {ActUnprotect, 0}}, acts[len(acts)-2:])
+	require.NoError(t, s.Acquire(nil)) // waited only: stays hot
+	assert.Equal(t, ReadWrite, s.PageState(0))
+	c.sync(0, 1)
+	assert.Equal(t, []byte{1, 12}, c.read(1, 0, 0, 2), "rank 1 sees every interval's writes")
+
+	c.write(1, 0, 8, 5)
+	c.write(0, 0, 2, 3) // the page went cold at the last close: a fault
+	s.ProtectDirty()
+	c.sync(1, 0) // rank 0 acquires: page 0 is invalidated, so it turns cold
+	assert.Equal(t, Invalid, s.PageState(0))
+	assert.Equal(t, []byte{1, 12, 3, 0, 0, 0, 0, 0, 5}, c.read(0, 0, 0, 9))
+	c.sync(0, 1)
+	assert.Equal(t, []byte{1, 12, 3, 0, 0, 0, 0, 0, 5}, c.read(1, 0, 0, 9), "the write before the acquire was kept")
 }
 
 // TestProtectDirty: pages protected ahead of the close are not protected
 // again; a write fault in between (another thread) makes the close protect
 // the page once more.
 func TestProtectDirty(t *testing.T) {
-	c := newCluster(t, 1, 3, false)
+	c := newCluster(t, 2, 3, false)
 	s := c.st[0]
 	for p := range uint32(3) {
 		require.NoError(t, s.Fault(p, true))
@@ -151,10 +192,26 @@ func TestProtectDirty(t *testing.T) {
 	require.NoError(t, s.Fault(1, true)) // a thread writes page 1 before the close
 	assert.Equal(t, []Action{{ActUnprotect, 1}}, c.actions(0))
 	s.CloseInterval()
-	assert.Equal(t, []Action{{ActWriteProtect, 1}}, c.actions(0), "only the page unprotected since")
-	ivs, err := s.IntervalsFor(protocol.VectorTime{0})
+	assert.Equal(t, []Action{{ActUnprotect, 0}, {ActUnprotect, 2}}, c.actions(0), "changed pages stay hot; page 1 was unprotected already")
+	ivs, err := s.IntervalsFor(protocol.VectorTime{0, 0})
 	require.NoError(t, err)
 	assert.Equal(t, []protocol.PageRange{{First: 0, Count: 3}}, ivs[0].Pages)
+}
+
+// TestAlone: a job of one rank needs no write caught: every fault maps the
+// page writable and nothing is twinned or diffed.
+func TestAlone(t *testing.T) {
+	c := newCluster(t, 1, 2, false)
+	s := c.st[0]
+	require.NoError(t, s.Fault(0, false))
+	require.NoError(t, s.Fault(1, true))
+	assert.Equal(t, []Action{{ActMapReadWrite, 0}, {ActMapReadWrite, 1}}, c.actions(0))
+	c.mem[0][0] = 1
+	s.ProtectDirty()
+	s.CloseInterval()
+	assert.Empty(t, c.actions(0))
+	assert.Zero(t, s.Metadata())
+	assert.Zero(t, s.Stats().Twins)
 }
 
 func TestFetchAppliesDiffsAndMaps(t *testing.T) {
@@ -382,7 +439,13 @@ func TestCollect(t *testing.T) {
 	assert.Equal(t, Invalid, c.st[1].PageState(1), "dropped only when the collection ends")
 	for r := range 3 {
 		require.NoError(t, c.st[r].Collect(upto))
-		assert.Zero(t, c.st[r].Metadata(), "rank %d: nothing of the history is left", r)
+		hot := 0
+		for p := range c.st[r].pages {
+			if c.st[r].pages[p].state == ReadWrite {
+				hot++
+			}
+		}
+		assert.Equal(t, int64(hot*pageSize), c.st[r].Metadata(), "rank %d: nothing of the history is left, only hot pages' twins", r)
 		assert.Equal(t, int64(1), c.st[r].Stats().Collections)
 	}
 	assert.Equal(t, Absent, c.st[1].PageState(1), "rank 1 never used page 1 and rank 0 keeps it")

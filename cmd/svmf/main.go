@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 )
 
 const usage = `usage: svmf <command> [arguments]
@@ -20,11 +21,21 @@ commands:
 `
 
 func main() {
+	// SVMF_CPUPROFILE=FILE profiles svmf itself (the engine of svmf run).
+	if path := os.Getenv("SVMF_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil && pprof.StartCPUProfile(f) == nil {
+			defer f.Close()
+			defer pprof.StopCPUProfile()
+		}
+	}
 	code, err := run(os.Args[1:], os.Stdout, os.Stderr)
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "svmf:", err)
 	}
-	os.Exit(code)
+	if code != 0 {
+		pprof.StopCPUProfile()
+		os.Exit(code)
+	}
 }
 
 func run(args []string, stdout, stderr io.Writer) (int, error) {

@@ -506,11 +506,20 @@ func (e *Engine) protect(h *host) {
 // flush carries out what h's protocol engine produced.
 func (e *Engine) flush(h *host) {
 	rd := h.proto.Ready()
-	for _, a := range rd.Actions {
-		if err := e.act(h, a); err != nil {
-			e.fail(fmt.Errorf("rank %d: %v of page %d: %w", h.id, a.Kind, a.Page, err))
+	for i := 0; i < len(rd.Actions); {
+		// Protection changes of consecutive pages, back to back, take one
+		// ioctl: a close that protects a band of pages costs one call.
+		a, n := rd.Actions[i], 1
+		if a.Kind == lrc.ActWriteProtect || a.Kind == lrc.ActUnprotect {
+			for i+n < len(rd.Actions) && rd.Actions[i+n] == (lrc.Action{Kind: a.Kind, Page: a.Page + uint32(n)}) {
+				n++
+			}
+		}
+		if err := e.act(h, a, n); err != nil {
+			e.fail(fmt.Errorf("rank %d: %v of pages [%d,+%d): %w", h.id, a.Kind, a.Page, n, err))
 			return
 		}
+		i += n
 	}
 	for _, env := range rd.Messages {
 		e.send(h, env)

@@ -151,8 +151,9 @@ func (e *Engine) readFaults(h *host) {
 	}
 }
 
-// act carries out one page action on h's application.
-func (e *Engine) act(h *host, a lrc.Action) error {
+// act carries out a page action on h's application, for count pages from
+// a.Page (more than one only for protection changes).
+func (e *Engine) act(h *host, a lrc.Action, count int) error {
 	if a.Kind == lrc.ActInvalidate {
 		// Only the application can drop its own mappings: it does at the
 		// end of the call that caused this.
@@ -163,7 +164,7 @@ func (e *Engine) act(h *host, a lrc.Action) error {
 		return nil // not attached: the application maps nothing yet
 	}
 	addr := uintptr(e.cfg.Base) + uintptr(a.Page)*uintptr(e.pageSize)
-	size := uintptr(e.pageSize)
+	size := uintptr(count) * uintptr(e.pageSize)
 	var err error
 	switch a.Kind {
 	case lrc.ActWriteProtect:

@@ -325,7 +325,10 @@ func (s *Sim) deliver(i int) {
 	}
 	s.logf("deliver %d→%d %s", f.from, f.to, describe(m))
 	r := s.ranks[f.to]
-	s.protectDirty(r)
+	switch m.(type) {
+	case *protocol.LockGrant, *protocol.BarrierArrive, *protocol.BarrierDepart:
+		s.protectDirty(r) // these may close the rank's interval
+	}
 	if err := r.eng.Step(protocol.Envelope{From: f.from, To: f.to, Msg: m}); err != nil {
 		s.fail("%v", err)
 		return
