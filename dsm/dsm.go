@@ -143,7 +143,7 @@ func (n *Node) attach(memfd int) error {
 	fd, err := uffd.Open(uffd.UFFD_FEATURE_MISSING_SHMEM | uffd.UFFD_FEATURE_MINOR_SHMEM | uffd.UFFD_FEATURE_WP_HUGETLBFS_SHMEM)
 	if err != nil {
 		unmap(n.base, n.size)
-		return fmt.Errorf("%w (userfaultfd needs Linux 6.x with user-mode faults allowed: vm.unprivileged_userfaultfd=1, or the UFFD_USER_MODE_ONLY flag this uses, or CAP_SYS_PTRACE)", err)
+		return explainUserfaultfd(err)
 	}
 	defer unix.Close(fd)
 	err = uffd.Register(fd, n.base, n.size, uffd.UFFDIO_REGISTER_MODE_MISSING|uffd.UFFDIO_REGISTER_MODE_MINOR|uffd.UFFDIO_REGISTER_MODE_WP)
@@ -155,6 +155,23 @@ func (n *Node) attach(memfd int) error {
 		return err
 	}
 	return nil
+}
+
+// explainUserfaultfd says which kernel setting or permission a failed
+// userfaultfd needs.
+func explainUserfaultfd(err error) error {
+	var hint string
+	switch {
+	case errors.Is(err, unix.ENOSYS):
+		hint = "this kernel has no userfaultfd (CONFIG_USERFAULTFD is off)"
+	case errors.Is(err, unix.EPERM):
+		hint = "user-mode userfaultfd is not allowed here: set the sysctl vm.unprivileged_userfaultfd=1, grant CAP_SYS_PTRACE, or lift the seccomp filter of the container that blocks it"
+	case errors.Is(err, unix.EINVAL):
+		hint = "the kernel lacks userfaultfd on shared memory with minor faults and write protection (Linux 6.1 or newer has them)"
+	default:
+		hint = "userfaultfd is unavailable"
+	}
+	return fmt.Errorf("%w: %s", err, hint)
 }
 
 // roundTrip sends a request and waits for its reply.

@@ -132,6 +132,12 @@ func TestGarbageCollectorCannotDeadlock(t *testing.T) {
 	assert.Contains(t, j.stdout, "rank 0: 40 rounds with")
 }
 
+// TestValidateBeforeSyscall: read(2) into stale shared memory works once the
+// range is validated.
+func TestValidateBeforeSyscall(t *testing.T) {
+	okJob(t, svmf(t, time.Minute, nil, "run", "-np", "3", testprog, "syscall"))
+}
+
 func TestMisuseGetsErrors(t *testing.T) {
 	j := svmf(t, time.Minute, nil, "run", "-np", "3", testprog, "misuse")
 	okJob(t, j)

@@ -6,6 +6,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io"
 	"flag"
 	"fmt"
 	"os"
@@ -24,7 +26,7 @@ func main() {
 	}
 	progs := map[string]func(*dsm.Node, []string) error{
 		"counter": counter, "falseshare": falseShare, "list": list, "gc": gcStress,
-		"crash": crash, "hang": hang, "misuse": misuse, "deadlock": deadlock,
+		"crash": crash, "hang": hang, "misuse": misuse, "deadlock": deadlock, "syscall": sysRead,
 	}
 	prog, ok := progs[os.Args[1]]
 	if !ok {
@@ -229,6 +231,47 @@ func hang(n *dsm.Node, args []string) error {
 		time.Sleep(time.Hour)
 	}
 	return n.Barrier(0)
+}
+
+// sysRead reads a file with read(2) straight into shared memory that other
+// ranks wrote last: the pages are stale, so without Validate the kernel
+// would fail the call with EFAULT (user-mode userfaultfd cannot fault in a
+// system call); after Validate it succeeds.
+func sysRead(n *dsm.Node, args []string) error {
+	const size = 5 * 4096
+	a, err := n.Alloc(size)
+	if err != nil {
+		return err
+	}
+	buf := dsm.Bytes(a, size)
+	for i := n.Rank(); i < size; i += n.NProcs() {
+		buf[i] = 0xff // every page is written by every rank
+	}
+	must(n.Barrier(0))
+	want := make([]byte, size)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	path := fmt.Sprintf("%s/svm-syscall-%d-%d", os.TempDir(), os.Getpid(), n.Rank())
+	if err := os.WriteFile(path, want, 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := n.Validate(a, size, true); err != nil {
+		return err
+	}
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return fmt.Errorf("read(2) into validated shared memory: %w", err)
+	}
+	if !bytes.Equal(buf, want) {
+		return errors.New("read(2) into shared memory read the wrong bytes")
+	}
+	return nil
 }
 
 // deadlock: rank 0 waits at barrier 1, the others at barrier 2.
