@@ -160,17 +160,25 @@ func TestRankPanicEndsJob(t *testing.T) {
 	noOrphans(t)
 }
 
-func TestRankKilledEndsJob(t *testing.T) {
-	cmd := exec.Command(filepath.Join(binDir, "svmf"), "run", "-np", "3", testprog, "hang")
+// startHang starts a job whose last rank sleeps while the others wait at
+// a barrier, and returns once the job is running.
+func startHang(t *testing.T, np int, stderr *bytes.Buffer) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(filepath.Join(binDir, "svmf"), "run", "-np", strconv.Itoa(np), testprog, "hang")
 	cmd.Dir = binDir
+	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var errOut bytes.Buffer
-	cmd.Stderr = &errOut
 	require.NoError(t, cmd.Start())
 	line, err := bufio.NewReader(stdout).ReadString('\n')
 	require.NoError(t, err)
 	require.Equal(t, "ready\n", line)
+	return cmd
+}
+
+func TestRankKilledEndsJob(t *testing.T) {
+	var errOut bytes.Buffer
+	cmd := startHang(t, 3, &errOut)
 	// Kill the sleeping rank (the last one) the way an OOM killer would.
 	var victim int
 	for _, pid := range orphans() {
@@ -182,8 +190,7 @@ func TestRankKilledEndsJob(t *testing.T) {
 	require.NotZero(t, victim)
 	killed := time.Now()
 	require.NoError(t, syscall.Kill(victim, syscall.SIGKILL))
-	err = cmd.Wait()
-	require.Error(t, err)
+	require.Error(t, cmd.Wait())
 	assert.Less(t, time.Since(killed), 10*time.Second)
 	assert.Equal(t, 128+9, cmd.ProcessState.ExitCode())
 	assert.Contains(t, errOut.String(), fmt.Sprintf("rank 2 (pid %d) was killed by signal 9", victim))
@@ -191,13 +198,7 @@ func TestRankKilledEndsJob(t *testing.T) {
 }
 
 func TestInterruptStopsJob(t *testing.T) {
-	cmd := exec.Command(filepath.Join(binDir, "svmf"), "run", "-np", "2", testprog, "hang")
-	cmd.Dir = binDir
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	_, err = bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err)
+	cmd := startHang(t, 2, &bytes.Buffer{})
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	require.Error(t, cmd.Wait())
 	assert.Equal(t, 130, cmd.ProcessState.ExitCode())
