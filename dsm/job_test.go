@@ -92,7 +92,8 @@ func TestJobs(t *testing.T) {
 		name     string
 		np       int
 		prefetch bool
-	}{{"read-fault", 1, true}, {"write-fault", 1, true}, {"remote-fetch", 2, false}, {"remote-fetch", 3, true}} {
+	}{{"read-fault", 2, true}, {"write-fault", 2, true}, {"remote-fetch", 2, false}, {"remote-fetch", 3, true},
+		{"lock-local", 2, true}, {"lock-remote", 2, true}, {"lock-contended", 4, true}, {"barrier", 3, true}} {
 		t.Run(fmt.Sprintf("%s-%d", tc.name, tc.np), func(t *testing.T) {
 			out := runJob(t, tc.name, tc.np, tc.prefetch, "300")
 			if !strings.Contains(out, " ") {
@@ -132,6 +133,38 @@ func BenchmarkWriteFault(b *testing.B) {
 // page mapped. Prefetching is off, so each fault fetches one page.
 func BenchmarkRemoteDiffFetch(b *testing.B) {
 	reportNs(b, runJob(b, "remote-fetch", 2, false, strconv.Itoa(b.N)), "fetches")
+}
+
+// BenchmarkLockLocal: Lock and Unlock of a lock this rank released last:
+// no protocol message, one call to the engine each.
+func BenchmarkLockLocal(b *testing.B) {
+	reportNs(b, runJob(b, "lock-local", 2, true, strconv.Itoa(b.N)), "acquires")
+}
+
+// BenchmarkLockRemote: acquiring a lock another rank released last and
+// nobody else wants: a request to the manager, a forward (unless the manager
+// is the last holder) and the grant.
+func BenchmarkLockRemote(b *testing.B) {
+	reportNs(b, runJob(b, "lock-remote", 2, true, strconv.Itoa(b.N)), "acquires")
+}
+
+// BenchmarkLockContended: N ranks take one lock in turn, an increment under
+// it; the time is per acquisition, all ranks together.
+func BenchmarkLockContended(b *testing.B) {
+	for _, np := range []int{2, 4, 8} {
+		b.Run(fmt.Sprintf("N=%d", np), func(b *testing.B) {
+			reportNs(b, runJob(b, "lock-contended", np, true, strconv.Itoa(b.N)), "acquires")
+		})
+	}
+}
+
+// BenchmarkBarrier: N ranks cross a barrier: 2(N-1) messages.
+func BenchmarkBarrier(b *testing.B) {
+	for _, np := range []int{2, 4, 8} {
+		b.Run(fmt.Sprintf("N=%d", np), func(b *testing.B) {
+			reportNs(b, runJob(b, "barrier", np, true, strconv.Itoa(b.N)), "barriers")
+		})
+	}
 }
 
 // BenchmarkUnixRoundTrip: one byte to a child process and back over a unix
@@ -286,6 +319,86 @@ func benchChild(name, arg string) error {
 				return err
 			}
 		}
+	case "lock-local":
+		if node.Rank() == 0 {
+			start := time.Now()
+			for range n {
+				if err := node.Lock(0); err != nil { // rank 0 manages lock 0
+					return err
+				}
+				if err := node.Unlock(0); err != nil {
+					return err
+				}
+			}
+			elapsed = time.Since(start)
+		}
+	case "lock-remote":
+		const locks = 512
+		for done := 0; done < n; done += locks {
+			k := min(locks, n-done)
+			if node.Rank() == 1 { // rank 1 holds every lock's token
+				for id := range k {
+					if err := node.Lock(id); err != nil {
+						return err
+					}
+					if err := node.Unlock(id); err != nil {
+						return err
+					}
+				}
+			}
+			if err := node.Barrier(0); err != nil {
+				return err
+			}
+			if node.Rank() == 0 {
+				start := time.Now()
+				for id := range k {
+					if err := node.Lock(id); err != nil {
+						return err
+					}
+					if err := node.Unlock(id); err != nil {
+						return err
+					}
+				}
+				elapsed += time.Since(start)
+			}
+			if err := node.Barrier(1); err != nil {
+				return err
+			}
+		}
+	case "lock-contended":
+		counter := dsm.Slice[int64](a, 1)
+		if err := node.Barrier(0); err != nil {
+			return err
+		}
+		mine := n / node.NProcs()
+		if node.Rank() < n%node.NProcs() {
+			mine++
+		}
+		start := time.Now()
+		for range mine {
+			if err := node.Lock(7); err != nil {
+				return err
+			}
+			counter[0]++
+			if err := node.Unlock(7); err != nil {
+				return err
+			}
+		}
+		if err := node.Barrier(1); err != nil {
+			return err
+		}
+		elapsed = time.Since(start)
+		if node.Rank() == 0 && counter[0] != int64(n) {
+			return fmt.Errorf("counter %d after %d acquisitions", counter[0], n)
+		}
+	case "barrier":
+		start := time.Now()
+		for range n {
+			if err := node.Barrier(0); err != nil {
+				return err
+			}
+		}
+		elapsed = time.Since(start)
 	default:
 		return fmt.Errorf("unknown benchmark %q", name)
 	}
