@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/svmcluster/svm/dsm"
+	"github.com/svmcluster/svm/dsm/dsmtest"
 	"github.com/svmcluster/svm/dsm/engine"
 )
 
@@ -27,11 +27,10 @@ import (
 // between this process and a child, are measured in the same run, so the
 // ratio of a fault to the physical limit is visible.
 
-const childEnv = "DSM_BENCH_CHILD"
-
 func TestMain(m *testing.M) {
-	if name := os.Getenv(childEnv); name != "" {
-		if err := benchChild(name, os.Args[len(os.Args)-1]); err != nil {
+	if job, ok := dsmtest.Child(); ok {
+		name, arg, _ := strings.Cut(job, " ")
+		if err := benchChild(name, arg); err != nil {
 			fmt.Fprintf(os.Stderr, "bench child %s: %v\n", name, err)
 			os.Exit(1)
 		}
@@ -41,47 +40,9 @@ func TestMain(m *testing.M) {
 }
 
 // runJob runs child name as np ranks with arg and returns what rank 0 printed.
-func runJob(b testing.TB, name string, np int, prefetch bool, arg string) string {
-	b.Helper()
-	dir, err := engine.SocketDir()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	cfg := engine.DefaultConfig(np, engine.SocketPath(dir))
-	cfg.Prefetch = prefetch
-	eng, err := engine.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer eng.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	engDone := make(chan error, 1)
-	go func() { engDone <- eng.Run(ctx) }()
-	var out strings.Builder
-	var cmds []*exec.Cmd
-	for r := range np {
-		cmd := exec.Command(os.Args[0], "-test.run=^$", arg)
-		cmd.Env = append(os.Environ(), childEnv+"="+name, dsm.EnvSocket+"="+cfg.Socket, dsm.EnvRank+"="+strconv.Itoa(r))
-		cmd.Stderr = os.Stderr
-		if r == 0 {
-			cmd.Stdout = &out
-		}
-		if err := cmd.Start(); err != nil {
-			b.Fatal(err)
-		}
-		cmds = append(cmds, cmd)
-	}
-	for r, cmd := range cmds {
-		if err := cmd.Wait(); err != nil {
-			b.Fatalf("rank %d: %v", r, err)
-		}
-	}
-	if err := <-engDone; err != nil {
-		b.Fatal(err)
-	}
-	return out.String()
+func runJob(tb testing.TB, name string, np int, prefetch bool, arg string) string {
+	tb.Helper()
+	return dsmtest.Run(tb, np, name+" "+arg, func(c *engine.Config) { c.Prefetch = prefetch })
 }
 
 // TestJobs runs small jobs of each kind, so that faults, fetches, barriers
@@ -189,9 +150,7 @@ func BenchmarkTCPRoundTrip(b *testing.B) {
 
 func benchRoundTrip(b *testing.B, ln net.Listener, network string) {
 	defer ln.Close()
-	cmd := exec.Command(os.Args[0], "-test.run=^$", network+"="+ln.Addr().String())
-	cmd.Env = append(os.Environ(), childEnv+"=echo")
-	cmd.Stderr = os.Stderr
+	cmd := dsmtest.Command("echo " + network + "=" + ln.Addr().String())
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}

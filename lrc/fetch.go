@@ -303,12 +303,15 @@ func (s *State) settle(p uint32) error {
 		pg.keep = false
 		s.keeping--
 	}
-	w, used := pg.want, pg.used
+	// A page nobody waits for (prefetched, or kept by a collection) stays
+	// unmapped: if the application uses it, a local fault maps it and marks
+	// it in use again; if not, it stops being prefetched.
+	w := pg.want
 	pg.want, pg.used = wantNone, false
-	switch {
-	case w == wantWrite:
+	switch w {
+	case wantWrite:
 		s.beginWrite(p)
-	case w == wantRead || used:
+	case wantRead:
 		pg.state = ReadOnly
 		s.act(ActMapReadOnly, p)
 	}

@@ -305,9 +305,21 @@ func TestPrefetchSameWriter(t *testing.T) {
 	req := c.msgs[0].Msg.(*protocol.DiffRequest)
 	assert.Equal(t, []uint32{0, 1}, []uint32{req.Pages[0].Page, req.Pages[1].Page})
 	c.deliverAll()
-	assert.Equal(t, []Action{{ActMapReadOnly, 0}, {ActMapReadOnly, 1}}, c.actions(2), "the prefetched page is mapped too")
+	assert.Equal(t, []Action{{ActMapReadOnly, 0}}, c.actions(2), "the prefetched page is current but left unmapped")
+	assert.Equal(t, Unmapped, c.st[2].PageState(1))
 	assert.Equal(t, int64(1), c.st[2].Stats().Prefetched)
 	assert.Equal(t, Invalid, c.st[2].PageState(2))
+
+	// A prefetched page the rank never touched is not prefetched again.
+	c.write(0, 0, 0, 2)
+	c.write(0, 1, 0, 2)
+	c.sync(0, 2)
+	require.NoError(t, c.st[2].Fault(0, false))
+	c.take(2)
+	require.Len(t, c.msgs, 1)
+	req = c.msgs[0].Msg.(*protocol.DiffRequest)
+	assert.Len(t, req.Pages, 1, "page 1 was not used since its prefetch")
+	c.deliverAll()
 }
 
 func TestValidateRange(t *testing.T) {
@@ -434,8 +446,8 @@ func TestCollect(t *testing.T) {
 	for r := range 3 {
 		require.True(t, c.st[r].Settled(), "rank %d validated what it keeps", r)
 	}
-	assert.Equal(t, ReadOnly, c.st[0].PageState(0), "rank 0 used page 0: kept")
-	assert.Equal(t, ReadOnly, c.st[2].PageState(1), "rank 2 used page 1: kept")
+	assert.Equal(t, Unmapped, c.st[0].PageState(0), "rank 0 used page 0: kept, current, mapped when touched")
+	assert.Equal(t, Unmapped, c.st[2].PageState(1), "rank 2 used page 1: kept")
 	assert.Equal(t, Invalid, c.st[1].PageState(1), "dropped only when the collection ends")
 	for r := range 3 {
 		require.NoError(t, c.st[r].Collect(upto))
