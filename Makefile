@@ -15,10 +15,12 @@ all: build
 setup:
 	@scripts/setup
 
+BENCHES := sor is ep tsp qsort water barnes fft
+
 build: setup
 	$(GO) build ./...
 	$(GO) build -o bin/svmf ./cmd/svmf
-	$(GO) build -o bin/sor ./bench/sor
+	for b in $(BENCHES); do $(GO) build -o bin/$$b ./bench/$$b || exit 1; done
 
 lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
@@ -43,7 +45,11 @@ demo: build
 sim: build
 	bin/svmf sim sor
 
+# The TreadMarks suite at full size on 1, 2, 4 and 8 ranks (table and
+# charts in bench/results/), then the microbenchmarks beside this machine's
+# socket round trips.
 bench: setup
+	$(GO) run ./bench/harness
 	$(GO) test -run='^$$' -bench=. -benchmem ./diff/ ./protocol/ ./dsm/
 
 # A long soak of the simulator: SEEDS random programs of 24 phases.

@@ -21,7 +21,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
@@ -525,27 +524,19 @@ func (e *Engine) flush(h *host) {
 		e.send(h, env)
 	}
 	if rd.Done {
-		e.finish(h)
+		e.finish(h, rd.Zap)
 	}
 }
 
-// finish answers h's outstanding call, which the protocol has completed.
-func (e *Engine) finish(h *host) {
+// finish answers h's outstanding call, which the protocol has completed;
+// the application drops the pages in zap before it goes on.
+func (e *Engine) finish(h *host, zap []uint32) {
 	c := h.call
 	h.call = nil
 	if c == nil {
 		return
 	}
-	var r link.Reply
-	var stale []uint32
-	for _, p := range h.zap {
-		if h.proto.PageState(p) == lrc.Invalid {
-			stale = append(stale, p)
-		}
-	}
-	h.zap = h.zap[:0]
-	slices.Sort(stale)
-	r.Zap = protocol.Ranges(slices.Compact(stale))
+	r := link.Reply{Zap: protocol.Ranges(zap)}
 	if c.op == link.OpShare {
 		v, ok := h.proto.Shared()
 		if !ok {

@@ -33,10 +33,8 @@ type host struct {
 	// without it. Either way the rank's memory stays served.
 	closed, gone bool
 	call         *call
-	// zap are the pages invalidated during the outstanding call.
-	zap    []uint32
-	allocs int
-	sent   traffic
+	allocs       int
+	sent         traffic
 	// received counts what other ranks sent this one.
 	received traffic
 }
@@ -154,12 +152,6 @@ func (e *Engine) readFaults(h *host) {
 // act carries out a page action on h's application, for count pages from
 // a.Page (more than one only for protection changes).
 func (e *Engine) act(h *host, a lrc.Action, count int) error {
-	if a.Kind == lrc.ActInvalidate {
-		// Only the application can drop its own mappings: it does at the
-		// end of the call that caused this.
-		h.zap = append(h.zap, a.Page)
-		return nil
-	}
 	if h.uffd < 0 {
 		return nil // not attached: the application maps nothing yet
 	}

@@ -10,6 +10,7 @@ package rank
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/svmcluster/svm/barrier"
 	"github.com/svmcluster/svm/lock"
@@ -45,11 +46,17 @@ const (
 type Ready struct {
 	// Messages go to other ranks, in any order.
 	Messages []protocol.Envelope
-	// Actions change the application's page mappings, in this order, before
-	// the application continues.
+	// Actions change the application's page mappings, in this order. They
+	// hold no lrc.ActInvalidate: only the application can drop its own
+	// mappings, and it does so with Zap.
 	Actions []lrc.Action
 	// Done: the outstanding Acquire, Barrier or Validate finished.
 	Done bool
+	// Zap, with Done, are the pages (sorted) the application must drop
+	// before it goes on: those the call invalidated that are not mapped
+	// again since. Every page the rank's state holds unmapped is then
+	// unmapped in the application too.
+	Zap []uint32
 }
 
 // Stats counts this rank's protocol events.
@@ -106,8 +113,10 @@ type Rank struct {
 	// shared is the value shared at the last barrier, if sharedOK.
 	shared   uint64
 	sharedOK bool
-	out      Ready
-	stats    Stats
+	// invalidated are the pages invalidated since the last call finished.
+	invalidated []uint32
+	out         Ready
+	stats       Stats
 }
 
 // New returns the engine of rank cfg.Rank over the rank's memory mem.
@@ -143,9 +152,25 @@ func New(cfg Config, mem []byte) (*Rank, error) {
 func (r *Rank) Ready() Ready {
 	out := r.lrc.TakeOutput()
 	r.out.Messages = append(r.out.Messages, out.Messages...)
-	r.out.Actions = append(r.out.Actions, out.Actions...)
+	for _, a := range out.Actions {
+		if a.Kind == lrc.ActInvalidate {
+			r.invalidated = append(r.invalidated, a.Page)
+		} else {
+			r.out.Actions = append(r.out.Actions, a)
+		}
+	}
 	rd := r.out
 	r.out = Ready{}
+	if rd.Done {
+		for _, p := range r.invalidated {
+			if st := r.lrc.PageState(p); st != lrc.ReadOnly && st != lrc.ReadWrite {
+				rd.Zap = append(rd.Zap, p)
+			}
+		}
+		r.invalidated = r.invalidated[:0]
+		slices.Sort(rd.Zap)
+		rd.Zap = slices.Compact(rd.Zap)
+	}
 	return rd
 }
 

@@ -362,6 +362,13 @@ func (s *Sim) collect(r *simRank) bool {
 		s.flight = append(s.flight, flight{from: env.From, to: env.To, body: body})
 	}
 	if rd.Done {
+		// The application drops the stale pages as the call returns.
+		for _, p := range rd.Zap {
+			if s.cfg.Trace {
+				s.logf("rank %d: zap page %d", r.id, p)
+			}
+			r.mmu[p] = permNone
+		}
 		if !r.waitDone && r.cur == nil {
 			s.fail("rank %d: engine reported a call done, but none was waiting", r.id)
 			return false
@@ -386,11 +393,6 @@ func (s *Sim) act(r *simRank, a lrc.Action) {
 		r.woken = true
 	}
 	switch a.Kind {
-	case lrc.ActInvalidate:
-		if was == permNone {
-			s.fail("rank %d: invalidate of unmapped page %d", r.id, p)
-		}
-		r.mmu[p] = permNone
 	case lrc.ActWriteProtect:
 		if was != permWrite {
 			s.fail("rank %d: write-protect of page %d, which is not writable", r.id, p)
@@ -402,9 +404,8 @@ func (s *Sim) act(r *simRank, a lrc.Action) {
 		}
 		r.mmu[p] = permRead
 	case lrc.ActMapReadWrite:
-		if was == permRead {
-			s.fail("rank %d: page %d mapped writable while mapped read-only, without an unprotect", r.id, p)
-		}
+		// From read-only too: a page invalidated by the call under way is
+		// still mapped until the call returns.
 		r.mmu[p] = permWrite
 	case lrc.ActUnprotect:
 		if was != permRead {
