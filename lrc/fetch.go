@@ -170,9 +170,62 @@ func (s *State) HandleDiffRequest(from int, m *protocol.DiffRequest) error {
 			}
 			pd.Diffs = append(pd.Diffs, protocol.IntervalDiff{Interval: id, Diff: d})
 		}
+		if err := s.squash(pd.Diffs); err != nil {
+			return fmt.Errorf("diff request %d from rank %d: page %d: %w", m.ID, from, pr.Page, err)
+		}
 		resp.Pages = append(resp.Pages, pd)
 	}
 	s.out.Messages = append(s.out.Messages, protocol.Envelope{From: s.cfg.Rank, To: from, Msg: resp})
+	return nil
+}
+
+// squash empties, among the diffs of one page answered together, each diff
+// whose bytes the diffs after it all write again: the requester applies
+// them in happens-before order, so it ends with the same page, and migratory
+// data stops carrying every earlier holder's diff. Only a chain — each
+// interval happening before the next — is squashed.
+//
+// The requester keeps the empty diff in place of the squashed one. That is
+// safe because whoever asks it for that interval later lacks the later ones
+// too: a rank that applied a later diff of a chain applied the earlier ones
+// with it, and every rank asked for an interval knows the later intervals of
+// the chain that covered it.
+func (s *State) squash(ds []protocol.IntervalDiff) error {
+	if len(ds) < 2 {
+		return nil
+	}
+	order := make([]int, len(ds))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return s.happensBefore(ds[a].Interval, ds[b].Interval) })
+	for k := 1; k < len(order); k++ {
+		if !s.interval(ds[order[k]].Interval).VT.Dominates(s.interval(ds[order[k-1]].Interval).VT) {
+			return nil // concurrent intervals: not a chain
+		}
+	}
+	cov := diff.NewCoverage(s.cfg.PageSize)
+	for k := len(order) - 1; k >= 0; k-- {
+		d := &ds[order[k]]
+		if len(d.Diff) == 0 {
+			continue
+		}
+		if k < len(order)-1 {
+			covered, err := cov.Covers(d.Diff)
+			if err != nil {
+				return err
+			}
+			if covered {
+				s.stats.DiffsSquashed++
+				s.stats.DiffBytesSquashed += int64(len(d.Diff))
+				d.Diff = nil
+				continue
+			}
+		}
+		if err := cov.Add(d.Diff); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

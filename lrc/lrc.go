@@ -151,7 +151,10 @@ type Stats struct {
 	Intervals                      int64
 	DiffsCreated, DiffBytesCreated int64
 	DiffsApplied, DiffBytesApplied int64
-	Invalidations                  int64
+	// DiffsSquashed counts the diffs sent empty because later ones in the
+	// same answer write all their bytes again, and the bytes that saved.
+	DiffsSquashed, DiffBytesSquashed int64
+	Invalidations                    int64
 	// Prefetched counts pages fetched along with a faulting page.
 	Prefetched  int64
 	Collections int64

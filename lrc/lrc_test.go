@@ -287,6 +287,33 @@ func TestOverwritesApplyInOrder(t *testing.T) {
 	assert.Equal(t, int64(3), c.st[3].Stats().DiffsApplied)
 }
 
+// TestSquash: diffs of a chain whose bytes later diffs write again go
+// empty; concurrent ones, or partly covered ones, go whole.
+func TestSquash(t *testing.T) {
+	c := newCluster(t, 4, 1, false)
+	c.write(0, 0, 0, 1, 1, 1) // bytes 0-2
+	c.sync(0, 1)
+	c.write(1, 0, 0, 2, 2) // bytes 0-1: 0.1 not covered (byte 2)
+	c.sync(1, 2)
+	c.write(2, 0, 0, 3, 3, 3) // bytes 0-2: covers 0.1 and 1.1
+	c.sync(2, 3)
+	require.NoError(t, c.st[3].Fault(0, false))
+	c.take(3)
+	c.deliverAll()
+	assert.Equal(t, []byte{3, 3, 3}, c.read(3, 0, 0, 3))
+	assert.Equal(t, int64(2), c.st[2].Stats().DiffsSquashed)
+
+	// Concurrent writers are not a chain: nothing is squashed.
+	c2 := newCluster(t, 3, 1, false)
+	c2.write(0, 0, 0, 1)
+	c2.write(1, 0, 0, 2) // a race in a real program, but the protocol must not guess
+	c2.sync(0, 2)
+	c2.sync(1, 2)
+	require.NoError(t, c2.st[2].Fault(0, false))
+	c2.deliverAll()
+	assert.Zero(t, c2.st[0].Stats().DiffsSquashed+c2.st[1].Stats().DiffsSquashed)
+}
+
 func TestPrefetchSameWriter(t *testing.T) {
 	c := newCluster(t, 3, 4, true)
 	// Rank 2 maps pages 0, 1 and 2 first, so they are in use when invalidated.
