@@ -15,6 +15,9 @@ func NewCoverage(pageSize int) *Coverage {
 	return &Coverage{size: pageSize, bits: make([]uint64, (pageSize+63)/64)}
 }
 
+// Reset empties the set.
+func (c *Coverage) Reset() { clear(c.bits) }
+
 // Add adds the bytes d writes.
 func (c *Coverage) Add(d Diff) error {
 	dec := decoder{d: d, size: c.size}

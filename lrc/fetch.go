@@ -180,51 +180,53 @@ func (s *State) HandleDiffRequest(from int, m *protocol.DiffRequest) error {
 }
 
 // squash empties, among the diffs of one page answered together, each diff
-// whose bytes the diffs after it all write again: the requester applies
-// them in happens-before order, so it ends with the same page, and migratory
-// data stops carrying every earlier holder's diff. Only a chain — each
-// interval happening before the next — is squashed.
+// whose bytes the diffs of later intervals (those it happens before) all
+// write again: the requester applies them in happens-before order, so it
+// ends with the same page, and migratory data stops carrying every earlier
+// holder's diff.
 //
 // The requester keeps the empty diff in place of the squashed one. That is
-// safe because whoever asks it for that interval later lacks the later ones
-// too: a rank that applied a later diff of a chain applied the earlier ones
-// with it, and every rank asked for an interval knows the later intervals of
-// the chain that covered it.
+// safe: a rank that later asks it for that interval lacks the later ones
+// too (whoever applied a later diff applied the earlier ones with it), and
+// knows them (it asks because of an interval the requester wrote after
+// applying them all), so it applies them on top as well.
 func (s *State) squash(ds []protocol.IntervalDiff) error {
 	if len(ds) < 2 {
 		return nil
 	}
-	order := make([]int, len(ds))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return s.happensBefore(ds[a].Interval, ds[b].Interval) })
-	for k := 1; k < len(order); k++ {
-		if !s.interval(ds[order[k]].Interval).VT.Dominates(s.interval(ds[order[k-1]].Interval).VT) {
-			return nil // concurrent intervals: not a chain
-		}
-	}
 	cov := diff.NewCoverage(s.cfg.PageSize)
-	for k := len(order) - 1; k >= 0; k-- {
-		d := &ds[order[k]]
-		if len(d.Diff) == 0 {
+	var squashed []int
+	for i := range ds {
+		if len(ds[i].Diff) == 0 {
 			continue
 		}
-		if k < len(order)-1 {
-			covered, err := cov.Covers(d.Diff)
-			if err != nil {
-				return err
-			}
-			if covered {
-				s.stats.DiffsSquashed++
-				s.stats.DiffBytesSquashed += int64(len(d.Diff))
-				d.Diff = nil
-				continue
+		vt := s.interval(ds[i].Interval).VT
+		cov.Reset()
+		later := false
+		for j := range ds {
+			if j != i && s.interval(ds[j].Interval).VT.Dominates(vt) {
+				if err := cov.Add(ds[j].Diff); err != nil {
+					return err
+				}
+				later = true
 			}
 		}
-		if err := cov.Add(d.Diff); err != nil {
+		if !later {
+			continue
+		}
+		covered, err := cov.Covers(ds[i].Diff)
+		if err != nil {
 			return err
 		}
+		if covered {
+			squashed = append(squashed, i)
+		}
+	}
+	// Empty them only now: a squashed diff may still cover earlier ones.
+	for _, i := range squashed {
+		s.stats.DiffsSquashed++
+		s.stats.DiffBytesSquashed += int64(len(ds[i].Diff))
+		ds[i].Diff = nil
 	}
 	return nil
 }

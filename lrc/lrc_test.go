@@ -303,7 +303,7 @@ func TestSquash(t *testing.T) {
 	assert.Equal(t, []byte{3, 3, 3}, c.read(3, 0, 0, 3))
 	assert.Equal(t, int64(2), c.st[2].Stats().DiffsSquashed)
 
-	// Concurrent writers are not a chain: nothing is squashed.
+	// Concurrent intervals do not cover each other: nothing is squashed.
 	c2 := newCluster(t, 3, 1, false)
 	c2.write(0, 0, 0, 1)
 	c2.write(1, 0, 0, 2) // a race in a real program, but the protocol must not guess
