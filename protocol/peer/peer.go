@@ -1,0 +1,290 @@
+// Package peer is the connection between two SVM nodes: a TCP stream of
+// length-prefixed frames, each a kind byte and a body, opened by a mutual
+// challenge–response handshake over the cluster secret. No frame of any
+// other kind passes before both sides have proved they hold the secret.
+//
+// The handshake, with nA and nB fresh random nonces and HMAC-SHA256 keyed
+// with the secret over both nonces and both node names:
+//
+//	dialer → listener   hello      {name A, nA}
+//	listener → dialer   challenge  {name B, nB, HMAC("svm peer listener", ...)}
+//	dialer → listener   response   {HMAC("svm peer dialer", ...)}
+//	listener → dialer   welcome
+//
+// Each side checks the other's MAC before it says more. An empty secret is
+// allowed (a node on loopback only); the handshake then proves nothing, and
+// the daemon refuses to listen elsewhere without a secret.
+package peer
+
+import (
+	"bufio"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// Kind is a frame kind. Kinds below firstKind belong to the handshake; the
+// daemon defines the others.
+type Kind uint8
+
+// The handshake's kinds.
+const (
+	kindHello Kind = iota + 1
+	kindChallenge
+	kindResponse
+	kindWelcome
+	// FirstKind is the first kind free for the daemon's frames.
+	FirstKind
+)
+
+// MaxFrame bounds a frame's body: a corrupt or hostile length cannot make
+// the reader allocate more.
+const MaxFrame = 64 << 20
+
+// HandshakeTimeout bounds the whole handshake.
+const HandshakeTimeout = 5 * time.Second
+
+// ErrAuth is wrapped by every handshake failure that says the peer does not
+// hold the secret.
+var ErrAuth = errors.New("peer: authentication failed")
+
+// Conn is an authenticated connection to another node. Send may be called
+// from several goroutines; Recv from one at a time.
+type Conn struct {
+	c    net.Conn
+	r    *bufio.Reader
+	wmu  sync.Mutex
+	wbuf []byte
+	// Peer is the name of the node at the other end.
+	Peer string
+}
+
+const nonceSize = 32
+
+// Dial connects to the node at addr as node self and runs the handshake.
+func Dial(addr, self string, secret []byte) (*Conn, error) {
+	c, err := net.DialTimeout("tcp", addr, HandshakeTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("peer: dial %s: %w", addr, err)
+	}
+	pc, err := Client(c, self, secret)
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("peer: %s: %w", addr, err)
+	}
+	return pc, nil
+}
+
+// Client runs the dialer's side of the handshake on c.
+func Client(c net.Conn, self string, secret []byte) (*Conn, error) {
+	pc := newConn(c)
+	c.SetDeadline(time.Now().Add(HandshakeTimeout))
+	defer c.SetDeadline(time.Time{})
+	nA, err := nonce()
+	if err != nil {
+		return nil, err
+	}
+	if err := pc.Send(kindHello, hello{Name: self, Nonce: nA}.encode()); err != nil {
+		return nil, err
+	}
+	body, err := pc.expect(kindChallenge)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := decodeChallenge(body)
+	if err != nil {
+		return nil, err
+	}
+	if !hmac.Equal(ch.MAC, mac(secret, "svm peer listener", nA, ch.Nonce, ch.Name, self)) {
+		return nil, fmt.Errorf("%w: node %q does not hold the cluster secret", ErrAuth, ch.Name)
+	}
+	if err := pc.Send(kindResponse, mac(secret, "svm peer dialer", nA, ch.Nonce, ch.Name, self)); err != nil {
+		return nil, err
+	}
+	if _, err := pc.expect(kindWelcome); err != nil {
+		return nil, fmt.Errorf("%w: node %q refused this node's proof: %w", ErrAuth, ch.Name, err)
+	}
+	pc.Peer = ch.Name
+	return pc, nil
+}
+
+// Server runs the listener's side of the handshake on an accepted c.
+func Server(c net.Conn, self string, secret []byte) (*Conn, error) {
+	pc := newConn(c)
+	c.SetDeadline(time.Now().Add(HandshakeTimeout))
+	defer c.SetDeadline(time.Time{})
+	body, err := pc.expect(kindHello)
+	if err != nil {
+		return nil, err
+	}
+	h, err := decodeHello(body)
+	if err != nil {
+		return nil, err
+	}
+	nB, err := nonce()
+	if err != nil {
+		return nil, err
+	}
+	ch := challenge{Name: self, Nonce: nB, MAC: mac(secret, "svm peer listener", h.Nonce, nB, self, h.Name)}
+	if err := pc.Send(kindChallenge, ch.encode()); err != nil {
+		return nil, err
+	}
+	proof, err := pc.expect(kindResponse)
+	if err != nil {
+		return nil, err
+	}
+	if !hmac.Equal(proof, mac(secret, "svm peer dialer", h.Nonce, nB, self, h.Name)) {
+		return nil, fmt.Errorf("%w: node %q at %s does not hold the cluster secret", ErrAuth, h.Name, c.RemoteAddr())
+	}
+	if err := pc.Send(kindWelcome, nil); err != nil {
+		return nil, err
+	}
+	pc.Peer = h.Name
+	return pc, nil
+}
+
+func newConn(c net.Conn) *Conn {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	return &Conn{c: c, r: bufio.NewReaderSize(c, 64<<10)}
+}
+
+// Close closes the connection.
+func (c *Conn) Close() error { return c.c.Close() }
+
+// RemoteAddr is the other end's address.
+func (c *Conn) RemoteAddr() net.Addr { return c.c.RemoteAddr() }
+
+// Send writes one frame.
+func (c *Conn) Send(kind Kind, body []byte) error {
+	if len(body) > MaxFrame {
+		return fmt.Errorf("peer: frame of %d bytes exceeds %d", len(body), MaxFrame)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.wbuf = binary.LittleEndian.AppendUint32(c.wbuf[:0], uint32(len(body)))
+	c.wbuf = append(c.wbuf, byte(kind))
+	c.wbuf = append(c.wbuf, body...)
+	if _, err := c.c.Write(c.wbuf); err != nil {
+		return fmt.Errorf("peer: send to %s: %w", c.Peer, err)
+	}
+	return nil
+}
+
+// Recv reads the next frame. The body is the caller's.
+func (c *Conn) Recv() (Kind, []byte, error) {
+	return ReadFrame(c.r)
+}
+
+// ReadFrame reads one frame from r. Arbitrary input gives an error, never a
+// panic or an allocation beyond MaxFrame.
+func ReadFrame(r io.Reader) (Kind, []byte, error) {
+	var head [5]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil {
+		return 0, nil, err
+	}
+	n := binary.LittleEndian.Uint32(head[:4])
+	if n > MaxFrame {
+		return 0, nil, fmt.Errorf("peer: frame of %d bytes exceeds %d", n, MaxFrame)
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, nil, fmt.Errorf("peer: frame body: %w", err)
+	}
+	return Kind(head[4]), body, nil
+}
+
+// expect reads the next frame of the handshake, which must be of kind want.
+func (c *Conn) expect(want Kind) ([]byte, error) {
+	kind, body, err := c.Recv()
+	if err != nil {
+		return nil, fmt.Errorf("peer: handshake: %w", err)
+	}
+	if kind != want {
+		return nil, fmt.Errorf("peer: handshake: frame of kind %d where %d was due", kind, want)
+	}
+	return body, nil
+}
+
+func nonce() ([]byte, error) {
+	b := make([]byte, nonceSize)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("peer: nonce: %w", err)
+	}
+	return b, nil
+}
+
+// mac binds a handshake step to its role, both nonces and both names.
+func mac(secret []byte, role string, nA, nB []byte, listener, dialer string) []byte {
+	h := hmac.New(sha256.New, secret)
+	for _, part := range [][]byte{[]byte(role), nA, nB, []byte(listener), []byte(dialer)} {
+		h.Write(binary.LittleEndian.AppendUint32(nil, uint32(len(part))))
+		h.Write(part)
+	}
+	return h.Sum(nil)
+}
+
+// hello and challenge are the handshake's bodies: a length-prefixed name
+// followed by fixed-size fields.
+type hello struct {
+	Name  string
+	Nonce []byte
+}
+
+type challenge struct {
+	Name  string
+	Nonce []byte
+	MAC   []byte
+}
+
+const maxName = 255
+
+func (h hello) encode() []byte {
+	return append(appendName(nil, h.Name), h.Nonce...)
+}
+
+func decodeHello(b []byte) (hello, error) {
+	name, rest, err := readName(b)
+	if err != nil || len(rest) != nonceSize {
+		return hello{}, errors.New("peer: handshake: malformed hello")
+	}
+	return hello{Name: name, Nonce: rest}, nil
+}
+
+func (ch challenge) encode() []byte {
+	b := append(appendName(nil, ch.Name), ch.Nonce...)
+	return append(b, ch.MAC...)
+}
+
+func decodeChallenge(b []byte) (challenge, error) {
+	name, rest, err := readName(b)
+	if err != nil || len(rest) != nonceSize+sha256.Size {
+		return challenge{}, errors.New("peer: handshake: malformed challenge")
+	}
+	return challenge{Name: name, Nonce: rest[:nonceSize], MAC: rest[nonceSize:]}, nil
+}
+
+func appendName(b []byte, name string) []byte {
+	if len(name) > maxName {
+		name = name[:maxName]
+	}
+	return append(append(b, byte(len(name))), name...)
+}
+
+func readName(b []byte) (string, []byte, error) {
+	if len(b) < 1 || len(b) < 1+int(b[0]) {
+		return "", nil, errors.New("truncated name")
+	}
+	return string(b[1 : 1+b[0]]), b[1+b[0]:], nil
+}

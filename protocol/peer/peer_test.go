@@ -1,0 +1,142 @@
+package peer
+
+import (
+	"bytes"
+	"errors"
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pair runs a handshake between a dialer and a listener over loopback TCP
+// and returns both ends (or the errors).
+func pair(t *testing.T, dialerSecret, listenerSecret []byte) (*Conn, *Conn, error, error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	type result struct {
+		c   *Conn
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			done <- result{nil, err}
+			return
+		}
+		sc, err := Server(c, "b", listenerSecret)
+		if err != nil {
+			c.Close()
+		}
+		done <- result{sc, err}
+	}()
+	dc, derr := Dial(ln.Addr().String(), "a", dialerSecret)
+	res := <-done
+	return dc, res.c, derr, res.err
+}
+
+func TestHandshakeAndFrames(t *testing.T) {
+	a, b, errA, errB := pair(t, []byte("s3cret"), []byte("s3cret"))
+	require.NoError(t, errA)
+	require.NoError(t, errB)
+	defer a.Close()
+	defer b.Close()
+	assert.Equal(t, "b", a.Peer)
+	assert.Equal(t, "a", b.Peer)
+	for i, body := range [][]byte{nil, []byte("x"), bytes.Repeat([]byte{7}, 1<<20)} {
+		require.NoError(t, a.Send(FirstKind+Kind(i), body))
+		kind, got, err := b.Recv()
+		require.NoError(t, err)
+		assert.Equal(t, FirstKind+Kind(i), kind)
+		assert.Equal(t, len(body), len(got))
+		assert.True(t, bytes.Equal(body, got))
+	}
+}
+
+func TestWrongSecretIsRefused(t *testing.T) {
+	a, b, errA, errB := pair(t, []byte("wrong"), []byte("right"))
+	assert.Nil(t, a)
+	assert.Nil(t, b)
+	// The dialer finds out first: the listener's MAC does not check out.
+	assert.True(t, errors.Is(errA, ErrAuth), "dialer: %v", errA)
+	assert.Error(t, errB, "listener")
+	assert.Contains(t, errA.Error(), `node "b" does not hold the cluster secret`)
+}
+
+// TestImpostorDialerIsRefused: a dialer that does not check the listener's
+// MAC and answers with garbage is refused by the listener.
+func TestImpostorDialerIsRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	done := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		require.NoError(t, err)
+		_, err = Server(c, "b", []byte("right"))
+		c.Close()
+		done <- err
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	imp := newConn(c)
+	require.NoError(t, imp.Send(kindHello, hello{Name: "mallory", Nonce: make([]byte, nonceSize)}.encode()))
+	_, err = imp.expect(kindChallenge)
+	require.NoError(t, err)
+	require.NoError(t, imp.Send(kindResponse, make([]byte, 32)))
+	err = <-done
+	assert.True(t, errors.Is(err, ErrAuth), "%v", err)
+	assert.Contains(t, err.Error(), `node "mallory"`)
+}
+
+func TestGarbageIsRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	done := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		require.NoError(t, err)
+		_, err = Server(c, "b", nil)
+		c.Close()
+		done <- err
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+	c.Close()
+	assert.Error(t, <-done)
+}
+
+func TestReadFrameLimits(t *testing.T) {
+	_, _, err := ReadFrame(bytes.NewReader([]byte{0xff, 0xff, 0xff, 0xff, 9}))
+	assert.ErrorContains(t, err, "exceeds")
+	_, _, err = ReadFrame(bytes.NewReader([]byte{4, 0, 0, 0, 9, 1, 2}))
+	assert.ErrorContains(t, err, "unexpected EOF")
+}
+
+// FuzzReadFrame: arbitrary bytes never panic the frame reader, and what it
+// accepts re-encodes to the same bytes.
+func FuzzReadFrame(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 0, 5})
+	f.Add([]byte{3, 0, 0, 0, 6, 'a', 'b', 'c'})
+	f.Add([]byte{0xff, 0xff, 0xff, 0x7f, 1})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r := bytes.NewReader(b)
+		for {
+			kind, body, err := ReadFrame(r)
+			if err != nil {
+				return
+			}
+			if len(body) > MaxFrame {
+				t.Fatalf("body of %d bytes", len(body))
+			}
+			_ = kind
+		}
+	})
+}
