@@ -30,6 +30,11 @@ func (l Limits) Check(m Message) error {
 		err = l.checkDiffRequest(m)
 	case *DiffResponse:
 		err = l.checkDiffResponse(m)
+	case *AllocRequest:
+		if m.Op < AllocCollective || m.Op > AllocFree {
+			err = fmt.Errorf("unknown allocation op %d", m.Op)
+		}
+	case *AllocReply:
 	case nil:
 		return errors.New("nil message")
 	default:

@@ -71,6 +71,10 @@ func Decode(b []byte) (Message, error) {
 		m = &DiffRequest{}
 	case MsgDiffResponse:
 		m = &DiffResponse{}
+	case MsgAllocRequest:
+		m = &AllocRequest{}
+	case MsgAllocReply:
+		m = &AllocReply{}
 	default:
 		return nil, fmt.Errorf("decode: unknown message type %d", b[0])
 	}

@@ -25,6 +25,8 @@ const (
 	MsgBarrierDepart MsgType = 5 // barrier manager → member, with the intervals it lacks
 	MsgDiffRequest   MsgType = 6 // faulting rank → writer: diffs for one or more pages
 	MsgDiffResponse  MsgType = 7 // writer → faulting rank
+	MsgAllocRequest  MsgType = 8 // rank → rank 0, which keeps the job's allocator
+	MsgAllocReply    MsgType = 9 // rank 0 → rank
 )
 
 var msgTypeNames = map[MsgType]string{
@@ -35,6 +37,8 @@ var msgTypeNames = map[MsgType]string{
 	MsgBarrierDepart: "BarrierDepart",
 	MsgDiffRequest:   "DiffRequest",
 	MsgDiffResponse:  "DiffResponse",
+	MsgAllocRequest:  "AllocRequest",
+	MsgAllocReply:    "AllocReply",
 }
 
 // MsgTypes lists every message kind in wire order.
@@ -42,6 +46,7 @@ var MsgTypes = []MsgType{
 	MsgLockRequest, MsgLockForward, MsgLockGrant,
 	MsgBarrierArrive, MsgBarrierDepart,
 	MsgDiffRequest, MsgDiffResponse,
+	MsgAllocRequest, MsgAllocReply,
 }
 
 func (t MsgType) String() string {
@@ -254,3 +259,38 @@ type IntervalDiff struct {
 
 // Type reports MsgDiffResponse.
 func (m *DiffResponse) Type() MsgType { return MsgDiffResponse }
+
+// AllocOp is what an AllocRequest asks.
+type AllocOp uint8
+
+// The allocation requests.
+const (
+	AllocCollective AllocOp = 1 // Alloc: every rank, same order, same sizes
+	AllocMalloc     AllocOp = 2 // Malloc: this rank alone
+	AllocFree       AllocOp = 3 // Free
+)
+
+// AllocRequest asks the engine of rank 0, which keeps the job's allocator
+// when a job spans engines, to allocate or free shared memory.
+type AllocRequest struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	ID       uint32
+	Op       AllocOp
+	Size     uint64
+	Addr     uint64
+}
+
+// Type reports MsgAllocRequest.
+func (m *AllocRequest) Type() MsgType { return MsgAllocRequest }
+
+// AllocReply answers the AllocRequest with the same ID: the address, or
+// what was wrong.
+type AllocReply struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	ID       uint32
+	Addr     uint64
+	Err      string
+}
+
+// Type reports MsgAllocReply.
+func (m *AllocReply) Type() MsgType { return MsgAllocReply }

@@ -39,7 +39,15 @@ func randMessage(rng *rand.Rand, n int, pages uint32) Message {
 		}
 		return ivs
 	}
-	switch rng.IntN(7) {
+	switch rng.IntN(9) {
+	case 7:
+		return &AllocRequest{ID: rng.Uint32(), Op: AllocOp(1 + rng.IntN(3)), Size: rng.Uint64(), Addr: rng.Uint64()}
+	case 8:
+		r := &AllocReply{ID: rng.Uint32(), Addr: rng.Uint64()}
+		if rng.IntN(2) == 0 {
+			r.Err = "no room"
+		}
+		return r
 	case 0:
 		return &LockRequest{Lock: rng.Uint32N(1024), Requester: rng.IntN(n), VT: vt()}
 	case 1:
@@ -141,7 +149,7 @@ func TestWireFormat(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, c.hex, hex.EncodeToString(b), "%v", c.m.Type())
 	}
-	assert.Equal(t, []MsgType{1, 2, 3, 4, 5, 6, 7}, MsgTypes)
+	assert.Equal(t, []MsgType{1, 2, 3, 4, 5, 6, 7, 8, 9}, MsgTypes)
 }
 
 func TestDecodeErrors(t *testing.T) {
@@ -204,6 +212,8 @@ func TestCheck(t *testing.T) {
 		{&DiffRequest{ID: 1, Pages: []PageIntervals{{Page: 3, Intervals: []IntervalID{{Rank: 0, Index: 1}}}, {Page: 3, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "pages not sorted and distinct"},
 		{&DiffResponse{ID: 1, Pages: []PageDiffs{{Page: 2, Diffs: []IntervalDiff{{Interval: IntervalID{Rank: 5, Index: 1}}}}}}, "interval rank 5 out of range"},
 		{&DiffResponse{ID: 1}, ""},
+		{&AllocRequest{ID: 1, Op: AllocFree}, ""},
+		{&AllocRequest{ID: 1, Op: 9}, "unknown allocation op 9"},
 		{nil, "nil message"},
 	}
 	for _, c := range cases {

@@ -49,6 +49,17 @@ type Config struct {
 	Prefetch    bool
 	// Socket is the path of the unix socket the ranks connect to.
 	Socket string
+	// Ranks are the ranks this engine hosts; empty: every rank of the job.
+	// When a job spans engines, each hosts some ranks, Remote reaches the
+	// others, and the engine of rank 0 keeps the job's allocator.
+	Ranks  []int
+	Remote Remote
+}
+
+// Remote carries protocol messages to the engines that host the ranks this
+// one does not. Send must not block on the receiving engine: it queues.
+type Remote interface {
+	Send(env protocol.Envelope) error
 }
 
 // Defaults for a job. The base, 64 TiB, is clear of the Go heap, of the Go
@@ -90,9 +101,14 @@ type Engine struct {
 	inbox    []protocol.Envelope
 	draining bool
 	alloc    *allocator
-	// collective are the Alloc results so far, in call order.
+	// collective are the Alloc results so far, in call order; allocs counts
+	// each rank's collective allocations (at rank 0's engine).
 	collective []allocation
-	encodeBuf  []byte
+	allocs     []int
+	// allocWaits are the ranks waiting for rank 0's engine to allocate.
+	allocWaits  map[uint32]*host
+	nextAllocID uint32
+	encodeBuf   []byte
 }
 
 type allocation struct {
@@ -115,6 +131,20 @@ func New(cfg Config) (*Engine, error) {
 	case cfg.Locks == 0 || cfg.Barriers == 0:
 		return nil, fmt.Errorf("engine: %d locks and %d barriers", cfg.Locks, cfg.Barriers)
 	}
+	local := make([]bool, cfg.NProcs)
+	for _, r := range cfg.Ranks {
+		if r < 0 || r >= cfg.NProcs || local[r] {
+			return nil, fmt.Errorf("engine: hosted ranks %v: rank %d out of range or twice", cfg.Ranks, r)
+		}
+		local[r] = true
+	}
+	if len(cfg.Ranks) == 0 {
+		for r := range local {
+			local[r] = true
+		}
+	} else if len(cfg.Ranks) < cfg.NProcs && cfg.Remote == nil {
+		return nil, fmt.Errorf("engine: hosting ranks %v of %d with no way to reach the others", cfg.Ranks, cfg.NProcs)
+	}
 	stopFD, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("engine: eventfd: %w", err)
@@ -122,15 +152,19 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{
 		cfg: cfg, pageSize: ps, pages: int(cfg.RegionSize / uint64(ps)),
 		ended: make(chan struct{}), stopFD: stopFD,
-		alloc: newAllocator(cfg.RegionSize),
+		alloc: newAllocator(cfg.RegionSize), allocs: make([]int, cfg.NProcs),
+		allocWaits: make(map[uint32]*host), hosts: make([]*host, cfg.NProcs),
 	}
 	for r := range cfg.NProcs {
+		if !local[r] {
+			continue
+		}
 		h, err := e.newHost(r)
 		if err != nil {
 			e.closeHosts()
 			return nil, err
 		}
-		e.hosts = append(e.hosts, h)
+		e.hosts[r] = h
 	}
 	ln, err := listen(cfg.Socket)
 	if err != nil {
@@ -196,9 +230,10 @@ func (e *Engine) do(f func()) bool {
 	return true
 }
 
+// finished reports whether every rank hosted here has closed.
 func (e *Engine) finished() bool {
 	for _, h := range e.hosts {
-		if !h.closed {
+		if h != nil && !h.closed {
 			return false
 		}
 	}
@@ -206,8 +241,12 @@ func (e *Engine) finished() bool {
 }
 
 // checkDeadlock ends the job when every rank still running waits in a lock,
-// barrier or share that no other rank can end.
+// barrier or share that no other rank can end. Only an engine that hosts
+// every rank knows that.
 func (e *Engine) checkDeadlock() {
+	if e.cfg.Remote != nil {
+		return
+	}
 	var waits []string
 	gone := 0
 	for _, h := range e.hosts {
@@ -245,7 +284,9 @@ func (e *Engine) Close() {
 func (e *Engine) closeHosts() {
 	unix.Write(e.stopFD, []byte{1, 0, 0, 0, 0, 0, 0, 0})
 	for _, h := range e.hosts {
-		h.close()
+		if h != nil {
+			h.close()
+		}
 	}
 	unix.Close(e.stopFD)
 }
@@ -309,6 +350,9 @@ func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
 		return refuse("rank %d out of range [0,%d)", req.Rank, e.cfg.NProcs)
 	}
 	h := e.hosts[req.Rank]
+	if h == nil {
+		return refuse("rank %d is not hosted by this engine", req.Rank)
+	}
 	if h.conn != nil || h.closed {
 		return refuse("rank %d has already joined", req.Rank)
 	}
@@ -403,19 +447,8 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 		})
 	case link.OpValidate:
 		err = e.validate(h, req)
-	case link.OpAlloc:
-		err = e.collectiveAlloc(h, req.Size)
-	case link.OpMalloc:
-		var off uint64
-		if off, err = e.alloc.alloc(req.Size, 16); err == nil {
-			e.reply(h, link.Reply{Value: e.cfg.Base + off})
-		}
-	case link.OpFree:
-		if req.Addr < e.cfg.Base {
-			err = fmt.Errorf("address %#x is below the shared region at %#x", req.Addr, e.cfg.Base)
-		} else if err = e.alloc.release(req.Addr - e.cfg.Base); err == nil {
-			e.reply(h, link.Reply{})
-		}
+	case link.OpAlloc, link.OpMalloc, link.OpFree:
+		e.allocate(h, req)
 	case link.OpStats:
 		e.reply(h, link.Reply{Stats: h.stats()})
 	case link.OpClose:
@@ -472,25 +505,117 @@ func (e *Engine) validate(h *host, req link.Request) error {
 	return nil
 }
 
-func (e *Engine) collectiveAlloc(h *host, size uint64) error {
-	if size == 0 {
-		return fmt.Errorf("allocation of 0 bytes")
+// allocOps are the allocation requests of the link as the protocol names them.
+var allocOps = map[link.Op]protocol.AllocOp{
+	link.OpAlloc: protocol.AllocCollective, link.OpMalloc: protocol.AllocMalloc, link.OpFree: protocol.AllocFree,
+}
+
+// allocate serves an allocation request of h's application: here if this
+// engine hosts rank 0, which keeps the job's allocator, else by asking
+// rank 0's engine and answering when it replies.
+func (e *Engine) allocate(h *host, req link.Request) {
+	op := allocOps[req.Op]
+	if e.hosts[0] != nil {
+		addr, err := e.serveAlloc(h.id, op, req.Size, req.Addr)
+		if err != nil {
+			e.replyErr(h, req.Op, err)
+			return
+		}
+		e.reply(h, link.Reply{Value: addr})
+		return
 	}
-	k := h.allocs
+	e.nextAllocID++
+	id := e.nextAllocID
+	e.allocWaits[id] = h
+	h.call = &call{op: req.Op}
+	e.send(h, protocol.Envelope{From: h.id, To: 0, Msg: &protocol.AllocRequest{ID: id, Op: op, Size: req.Size, Addr: req.Addr}})
+}
+
+// serveAlloc runs an allocation request of rank r on the job's allocator.
+func (e *Engine) serveAlloc(r int, op protocol.AllocOp, size, addr uint64) (uint64, error) {
+	switch op {
+	case protocol.AllocCollective:
+		return e.collectiveAlloc(r, size)
+	case protocol.AllocMalloc:
+		off, err := e.alloc.alloc(size, 16)
+		return e.cfg.Base + off, err
+	case protocol.AllocFree:
+		if addr < e.cfg.Base {
+			return 0, fmt.Errorf("address %#x is below the shared region at %#x", addr, e.cfg.Base)
+		}
+		return 0, e.alloc.release(addr - e.cfg.Base)
+	}
+	return 0, fmt.Errorf("unknown allocation op %d", op)
+}
+
+func (e *Engine) collectiveAlloc(r int, size uint64) (uint64, error) {
+	if size == 0 {
+		return 0, fmt.Errorf("allocation of 0 bytes")
+	}
+	k := e.allocs[r]
 	if k < len(e.collective) {
 		if prev := e.collective[k]; prev.size != size {
-			return fmt.Errorf("collective allocation #%d: rank %d asks %d bytes where another rank asked %d", k+1, h.id, size, prev.size)
+			return 0, fmt.Errorf("collective allocation #%d: rank %d asks %d bytes where another rank asked %d", k+1, r, size, prev.size)
 		}
 	} else {
 		rounded := (size + uint64(e.pageSize) - 1) &^ uint64(e.pageSize-1)
 		off, err := e.alloc.alloc(rounded, uint64(e.pageSize))
 		if err != nil {
-			return err
+			return 0, err
 		}
 		e.collective = append(e.collective, allocation{size: size, addr: e.cfg.Base + off})
 	}
-	h.allocs++
-	e.reply(h, link.Reply{Value: e.collective[k].addr})
+	e.allocs[r]++
+	return e.collective[k].addr, nil
+}
+
+// Deliver hands the engine a message from a rank hosted elsewhere, which
+// took size bytes on the wire.
+func (e *Engine) Deliver(env protocol.Envelope, size int) error {
+	var err error
+	if !e.do(func() { err = e.deliver(env, size) }) {
+		return errors.New("engine: the job has ended")
+	}
+	return err
+}
+
+func (e *Engine) deliver(env protocol.Envelope, size int) error {
+	if env.To < 0 || env.To >= e.cfg.NProcs || e.hosts[env.To] == nil {
+		return fmt.Errorf("engine: a message for rank %d, which this engine does not host", env.To)
+	}
+	if env.From < 0 || env.From >= e.cfg.NProcs || e.hosts[env.From] != nil {
+		return fmt.Errorf("engine: a message from rank %d, which is not remote", env.From)
+	}
+	to := e.hosts[env.To]
+	switch m := env.Msg.(type) {
+	case *protocol.AllocRequest:
+		if env.To != 0 {
+			return fmt.Errorf("engine: allocation request for rank %d, not rank 0", env.To)
+		}
+		reply := &protocol.AllocReply{ID: m.ID}
+		addr, err := e.serveAlloc(env.From, m.Op, m.Size, m.Addr)
+		if err != nil {
+			reply.Err = err.Error()
+		}
+		reply.Addr = addr
+		e.send(to, protocol.Envelope{From: 0, To: env.From, Msg: reply})
+	case *protocol.AllocReply:
+		h := e.allocWaits[m.ID]
+		if h == nil || h != to {
+			return fmt.Errorf("engine: allocation reply %d for rank %d answers no request", m.ID, env.To)
+		}
+		delete(e.allocWaits, m.ID)
+		op := h.call.op
+		h.call = nil
+		if m.Err != "" {
+			e.reply(h, link.Reply{Err: fmt.Sprintf("%v: %s", op, m.Err)})
+		} else {
+			e.reply(h, link.Reply{Value: m.Addr})
+		}
+	default:
+		to.count(&to.received, env.Msg.Type(), size)
+		e.inbox = append(e.inbox, env)
+	}
 	return nil
 }
 
@@ -555,9 +680,14 @@ func (e *Engine) send(from *host, env protocol.Envelope) {
 		return
 	}
 	from.count(&from.sent, env.Msg.Type(), len(e.encodeBuf))
-	to := e.hosts[env.To]
-	to.count(&to.received, env.Msg.Type(), len(e.encodeBuf))
-	e.inbox = append(e.inbox, env)
+	if to := e.hosts[env.To]; to != nil {
+		to.count(&to.received, env.Msg.Type(), len(e.encodeBuf))
+		e.inbox = append(e.inbox, env)
+		return
+	}
+	if err := e.cfg.Remote.Send(env); err != nil {
+		e.fail(fmt.Errorf("rank %d: sending %v to rank %d: %w", from.id, env.Msg.Type(), env.To, err))
+	}
 }
 
 // drain delivers the messages between hosted ranks until none is left.
