@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -16,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/svmcluster/svm/dsm"
 	"github.com/svmcluster/svm/dsm/engine"
+	"github.com/svmcluster/svm/dsm/launch"
 )
 
 const runUsage = `usage: svmf run -np N [flags] PROGRAM [ARGS...]
@@ -163,17 +162,36 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
-	var out sync.WaitGroup // output copiers, when tagging
-	exits := make(chan rankExit, f.np)
-	ranks := make([]*exec.Cmd, 0, f.np)
+	exits := make(chan *launch.Process, f.np)
+	ranks := make([]*launch.Process, 0, f.np)
+	var tagMu sync.Mutex
 	for r := range f.np {
-		cmd, err := startRank(r, cfg, prog, args, f.tagOutput, stdout, stderr, &out)
+		spec := launch.Rank{Rank: r, NProcs: f.np, Socket: cfg.Socket, Program: prog, Args: args, Stdout: stdout, Stderr: stderr}
+		if r == 0 {
+			spec.Stdin = os.Stdin
+		}
+		var taggers []*launch.Tagger
+		if f.tagOutput {
+			prefix := fmt.Sprintf("[%d] ", r)
+			taggers = []*launch.Tagger{launch.NewTagger(stdout, prefix, &tagMu), launch.NewTagger(stderr, prefix, &tagMu)}
+			spec.Stdout, spec.Stderr = taggers[0], taggers[1]
+		}
+		p, err := launch.Start(spec)
 		if err != nil {
-			stopRanks(ranks, f.killAfter, exits)
+			launch.Stop(ranks, f.killAfter)
+			for _, p := range ranks {
+				<-p.Done()
+			}
 			return 1, fmt.Errorf("run: starting rank %d: %w", r, err)
 		}
-		ranks = append(ranks, cmd)
-		go func() { exits <- rankExit{rank: r, err: cmd.Wait()} }()
+		ranks = append(ranks, p)
+		go func() {
+			<-p.Done()
+			for _, t := range taggers {
+				t.Close()
+			}
+			exits <- p
+		}()
 	}
 
 	code := 0
@@ -192,7 +210,7 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 	stop := func() {
 		if !stopping {
 			stopping = true
-			go stopRanks(ranks, f.killAfter, nil)
+			launch.Stop(ranks, f.killAfter)
 		}
 	}
 	// An engine failure often follows a rank's death (a deadlock because it
@@ -202,10 +220,10 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 	var engGrace <-chan time.Time
 	for running > 0 {
 		select {
-		case ex := <-exits:
+		case p := <-exits:
 			running--
-			if ex.err != nil && !stopping {
-				fail(exitCode(ex.err), fmt.Sprintf("rank %d (pid %d) %s", ex.rank, ranks[ex.rank].Process.Pid, describeExit(ex.err)))
+			if err := p.Err(); err != nil && !stopping {
+				fail(launch.ExitCode(err), fmt.Sprintf("rank %d (pid %d) %s", p.Rank, p.Cmd.Process.Pid, launch.DescribeExit(err)))
 				stop()
 			}
 		case err := <-engDone:
@@ -226,7 +244,6 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 			}
 		}
 	}
-	out.Wait()
 	cancel()
 	if engDone != nil {
 		engErr = <-engDone
@@ -241,91 +258,4 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 		return code, fmt.Errorf("job failed: %s", strings.Join(failures, "; "))
 	}
 	return 0, nil
-}
-
-func startRank(r int, cfg engine.Config, prog string, args []string, tag bool, stdout, stderr io.Writer, out *sync.WaitGroup) (*exec.Cmd, error) {
-	cmd := exec.Command(prog, args...)
-	cmd.Env = append(os.Environ(),
-		dsm.EnvSocket+"="+cfg.Socket,
-		dsm.EnvRank+"="+strconv.Itoa(r),
-		"SVM_NPROCS="+strconv.Itoa(cfg.NProcs),
-	)
-	if r == 0 {
-		cmd.Stdin = os.Stdin
-	}
-	// The ranks die with svmf, and Ctrl-C reaches them only through it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if !tag {
-		cmd.Stdout, cmd.Stderr = stdout, stderr
-		return cmd, cmd.Start()
-	}
-	prefix := fmt.Sprintf("[%d] ", r)
-	for _, s := range []struct {
-		pipe func() (io.ReadCloser, error)
-		to   io.Writer
-	}{{cmd.StdoutPipe, stdout}, {cmd.StderrPipe, stderr}} {
-		rd, err := s.pipe()
-		if err != nil {
-			return nil, err
-		}
-		out.Add(1)
-		go func() {
-			defer out.Done()
-			copyTagged(rd, s.to, prefix)
-		}()
-	}
-	return cmd, cmd.Start()
-}
-
-var tagMu sync.Mutex // keeps tagged lines whole
-
-func copyTagged(rd io.Reader, w io.Writer, prefix string) {
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		tagMu.Lock()
-		fmt.Fprintf(w, "%s%s\n", prefix, sc.Bytes())
-		tagMu.Unlock()
-	}
-}
-
-// stopRanks sends SIGTERM to every rank still running, then SIGKILL after
-// grace. If exits is given, it waits for the ranks it signals.
-func stopRanks(ranks []*exec.Cmd, grace time.Duration, exits chan rankExit) {
-	for _, c := range ranks {
-		c.Process.Signal(syscall.SIGTERM)
-	}
-	time.Sleep(grace)
-	for _, c := range ranks {
-		c.Process.Kill()
-	}
-	if exits != nil {
-		for range ranks {
-			<-exits
-		}
-	}
-}
-
-func describeExit(err error) string {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
-		}
-		return fmt.Sprintf("exited with status %d", ee.ExitCode())
-	}
-	return err.Error()
-}
-
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		if c := ee.ExitCode(); c > 0 {
-			return c
-		}
-	}
-	return 1
 }

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -54,12 +55,31 @@ type Config struct {
 	// others, and the engine of rank 0 keeps the job's allocator.
 	Ranks  []int
 	Remote Remote
+	// Owner, when set, is the user the ranks run as: the socket is theirs
+	// and only their processes may join. Unset: this process's user.
+	Owner *Owner
+	// Observer, when set, hears of every completed lock acquire and barrier.
+	Observer Observer
 }
 
 // Remote carries protocol messages to the engines that host the ranks this
 // one does not. Send must not block on the receiving engine: it queues.
+// encoded is env.Msg's encoding, valid only during the call.
 type Remote interface {
-	Send(env protocol.Envelope) error
+	Send(env protocol.Envelope, encoded []byte) error
+}
+
+// Owner is the user a job runs as.
+type Owner struct {
+	UID, GID int
+}
+
+// Observer hears how long ranks waited. It is called under the engine's
+// lock and must not block.
+type Observer interface {
+	// LockAcquired: remote is true when the grant took messages.
+	LockAcquired(rank int, remote bool, wait time.Duration)
+	BarrierLeft(rank int, wait time.Duration)
 }
 
 // Defaults for a job. The base, 64 TiB, is clear of the Go heap, of the Go
@@ -166,7 +186,7 @@ func New(cfg Config) (*Engine, error) {
 		}
 		e.hosts[r] = h
 	}
-	ln, err := listen(cfg.Socket)
+	ln, err := listen(cfg.Socket, cfg.Owner)
 	if err != nil {
 		e.closeHosts()
 		return nil, err
@@ -175,16 +195,28 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-func listen(path string) (*net.UnixListener, error) {
+func listen(path string, owner *Owner) (*net.UnixListener, error) {
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
 		return nil, fmt.Errorf("engine: listen on %s: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
+	err = os.Chmod(path, 0o600)
+	if err == nil && owner != nil {
+		err = os.Chown(path, owner.UID, owner.GID)
+	}
+	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("engine: %w", err)
 	}
 	return ln, nil
+}
+
+// uid is the user whose processes may join.
+func (e *Engine) uid() int {
+	if e.cfg.Owner != nil {
+		return e.cfg.Owner.UID
+	}
+	return os.Getuid()
 }
 
 // Run serves the job until every rank has closed, ctx is done or the job
@@ -343,8 +375,8 @@ func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
 	if err != nil {
 		return refuse("reading the peer's credentials: %v", err)
 	}
-	if int(cred.Uid) != os.Getuid() {
-		return refuse("rank %d runs as uid %d, the job as uid %d", req.Rank, cred.Uid, os.Getuid())
+	if int(cred.Uid) != e.uid() {
+		return refuse("rank %d runs as uid %d, the job as uid %d", req.Rank, cred.Uid, e.uid())
 	}
 	if req.Rank < 0 || req.Rank >= e.cfg.NProcs {
 		return refuse("rank %d out of range [0,%d)", req.Rank, e.cfg.NProcs)
@@ -478,10 +510,11 @@ func (e *Engine) begin(h *host, req link.Request, start func() error) error {
 		}
 	}
 	e.protect(h)
+	c := &call{op: req.Op, id: req.ID, root: req.Root, start: time.Now(), remoteBefore: h.proto.Stats().LockAcquiresRemote}
 	if err := start(); err != nil {
 		return err
 	}
-	h.call = &call{op: req.Op, id: req.ID, root: req.Root}
+	h.call = c
 	e.flush(h)
 	return nil
 }
@@ -587,6 +620,7 @@ func (e *Engine) deliver(env protocol.Envelope, size int) error {
 		return fmt.Errorf("engine: a message from rank %d, which is not remote", env.From)
 	}
 	to := e.hosts[env.To]
+	to.received.count(env.Msg.Type(), env.From, size)
 	switch m := env.Msg.(type) {
 	case *protocol.AllocRequest:
 		if env.To != 0 {
@@ -613,7 +647,6 @@ func (e *Engine) deliver(env protocol.Envelope, size int) error {
 			e.reply(h, link.Reply{Value: m.Addr})
 		}
 	default:
-		to.count(&to.received, env.Msg.Type(), size)
 		e.inbox = append(e.inbox, env)
 	}
 	return nil
@@ -661,6 +694,14 @@ func (e *Engine) finish(h *host, zap []uint32) {
 	if c == nil {
 		return
 	}
+	if o := e.cfg.Observer; o != nil {
+		switch c.op {
+		case link.OpLock:
+			o.LockAcquired(h.id, h.proto.Stats().LockAcquiresRemote > c.remoteBefore, time.Since(c.start))
+		case link.OpBarrier:
+			o.BarrierLeft(h.id, time.Since(c.start))
+		}
+	}
 	r := link.Reply{Zap: protocol.Ranges(zap)}
 	if c.op == link.OpShare {
 		v, ok := h.proto.Shared()
@@ -679,13 +720,13 @@ func (e *Engine) send(from *host, env protocol.Envelope) {
 		e.fail(fmt.Errorf("rank %d: %w", from.id, err))
 		return
 	}
-	from.count(&from.sent, env.Msg.Type(), len(e.encodeBuf))
+	from.sent.count(env.Msg.Type(), env.To, len(e.encodeBuf))
 	if to := e.hosts[env.To]; to != nil {
-		to.count(&to.received, env.Msg.Type(), len(e.encodeBuf))
+		to.received.count(env.Msg.Type(), env.From, len(e.encodeBuf))
 		e.inbox = append(e.inbox, env)
 		return
 	}
-	if err := e.cfg.Remote.Send(env); err != nil {
+	if err := e.cfg.Remote.Send(env, e.encodeBuf); err != nil {
 		e.fail(fmt.Errorf("rank %d: sending %v to rank %d: %w", from.id, env.Msg.Type(), env.To, err))
 	}
 }
@@ -735,6 +776,10 @@ type call struct {
 	op   link.Op
 	id   uint32
 	root int
+	// start and remoteBefore time a lock or barrier call and tell whether
+	// its grant took messages.
+	start        time.Time
+	remoteBefore int64
 }
 
 func (c *call) String() string {

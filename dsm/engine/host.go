@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"golang.org/x/sys/unix"
 
@@ -39,9 +40,21 @@ type host struct {
 	received traffic
 }
 
+// traffic counts one direction of a rank's messages.
 type traffic struct {
 	messages, bytes int64
-	byType          map[protocol.MsgType]int64
+	flows           map[Flow]FlowCount
+}
+
+// Flow is the messages of one type between a rank and one other rank.
+type Flow struct {
+	Type protocol.MsgType
+	Peer int
+}
+
+// FlowCount is what passed in a flow.
+type FlowCount struct {
+	Messages, Bytes int64
 }
 
 func (e *Engine) newHost(r int) (*host, error) {
@@ -215,13 +228,16 @@ func (e *Engine) populate(h *host, p uint32) error {
 	return nil
 }
 
-func (h *host) count(t *traffic, typ protocol.MsgType, size int) {
-	if t.byType == nil {
-		t.byType = make(map[protocol.MsgType]int64)
+func (t *traffic) count(typ protocol.MsgType, peer, size int) {
+	if t.flows == nil {
+		t.flows = make(map[Flow]FlowCount)
 	}
 	t.messages++
 	t.bytes += int64(size)
-	t.byType[typ]++
+	f := t.flows[Flow{typ, peer}]
+	f.Messages++
+	f.Bytes += int64(size)
+	t.flows[Flow{typ, peer}] = f
 }
 
 func (h *host) stats() *link.Stats {
@@ -235,8 +251,34 @@ func (h *host) stats() *link.Stats {
 		LockAcquiresLocal: s.LockAcquiresLocal, LockAcquiresRemote: s.LockAcquiresRemote,
 		Barriers: s.Barriers, Invalidations: s.Invalidations,
 	}
-	for typ, n := range h.sent.byType {
-		st.MessagesByType[typ.String()] = n
+	for f, n := range h.sent.flows {
+		st.MessagesByType[f.Type.String()] += n.Messages
 	}
 	return st
+}
+
+// RankSnapshot is one hosted rank's counters at a moment.
+type RankSnapshot struct {
+	Rank  int
+	Stats rank.Stats
+	// Metadata is the protocol metadata the rank holds, in bytes.
+	Metadata       int64
+	Sent, Received map[Flow]FlowCount
+}
+
+// Snapshot returns the counters of every rank this engine hosts.
+func (e *Engine) Snapshot() []RankSnapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var snaps []RankSnapshot
+	for _, h := range e.hosts {
+		if h == nil || h.proto == nil {
+			continue
+		}
+		snaps = append(snaps, RankSnapshot{
+			Rank: h.id, Stats: h.proto.Stats(), Metadata: h.proto.Metadata(),
+			Sent: maps.Clone(h.sent.flows), Received: maps.Clone(h.received.flows),
+		})
+	}
+	return snaps
 }

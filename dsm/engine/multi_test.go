@@ -6,11 +6,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/svmcluster/svm/dsm"
@@ -26,12 +29,8 @@ type relay struct {
 	errs    chan error
 }
 
-func (r *relay) Send(env protocol.Envelope) error {
-	body, err := protocol.Encode(env.Msg)
-	if err != nil {
-		return err
-	}
-	r.ch <- append([]byte{byte(env.From), byte(env.To)}, body...)
+func (r *relay) Send(env protocol.Envelope, encoded []byte) error {
+	r.ch <- append([]byte{byte(env.From), byte(env.To)}, encoded...)
 	return nil
 }
 
@@ -144,6 +143,40 @@ func runSplit(t *testing.T, prog string, split [][]int, args []string) {
 			t.Fatalf("relay: %v", err)
 		}
 	}
+	// Every flow's count agrees at both ends, whichever engines they are
+	// in, once the relay has delivered the last messages.
+	flows := func() (sent, received map[[2]int]FlowCount) {
+		sent, received = map[[2]int]FlowCount{}, map[[2]int]FlowCount{}
+		add := func(m map[[2]int]FlowCount, from, to int, c FlowCount) {
+			s := m[[2]int{from, to}]
+			s.Messages += c.Messages
+			s.Bytes += c.Bytes
+			m[[2]int{from, to}] = s
+		}
+		for _, e := range engines {
+			for _, snap := range e.eng.Snapshot() {
+				for f, c := range snap.Sent {
+					add(sent, snap.Rank, f.Peer, c)
+				}
+				for f, c := range snap.Received {
+					add(received, f.Peer, snap.Rank, c)
+				}
+			}
+		}
+		return sent, received
+	}
+	assert.Eventually(t, func() bool {
+		sent, received := flows()
+		return reflect.DeepEqual(sent, received)
+	}, 5*time.Second, 10*time.Millisecond)
+	sent, received := flows()
+	select {
+	case err := <-r.errs:
+		t.Fatalf("relay: %v", err)
+	default:
+	}
+	require.Equal(t, sent, received)
+	require.NotEmpty(t, sent)
 }
 
 func TestEngineRejectsBadPlacement(t *testing.T) {

@@ -1,0 +1,179 @@
+// Package launch starts the processes of a job's ranks, stops them, and
+// says how they ended. svmf run and svmd both use it, so a rank sees the
+// same environment and ends the same way under either.
+package launch
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/svmcluster/svm/dsm"
+)
+
+// Rank is one rank's process to start.
+type Rank struct {
+	Rank, NProcs int
+	// Socket is the engine's socket the rank joins through.
+	Socket  string
+	Program string
+	Args    []string
+	// Env is the environment before the SVM variables are added; nil means
+	// this process's.
+	Env []string
+	// Dir is the working directory; empty means this process's.
+	Dir            string
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// Credential, when set, is the user and groups the rank runs as.
+	Credential *syscall.Credential
+}
+
+// Process is a started rank.
+type Process struct {
+	Rank int
+	Cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+}
+
+// Start starts the rank in its own process group, which dies with the
+// caller (SIGKILL on the parent's death) and receives signals only through
+// it.
+func Start(r Rank) (*Process, error) {
+	cmd := exec.Command(r.Program, r.Args...)
+	env := r.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	cmd.Env = append(env[:len(env):len(env)],
+		dsm.EnvSocket+"="+r.Socket,
+		dsm.EnvRank+"="+strconv.Itoa(r.Rank),
+		"SVM_NPROCS="+strconv.Itoa(r.NProcs),
+	)
+	cmd.Dir = r.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.Stdin, r.Stdout, r.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true, Credential: r.Credential}
+	// Output copying must not wait forever on a descendant that keeps the
+	// rank's pipes open after the rank is gone.
+	cmd.WaitDelay = time.Second
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &Process{Rank: r.Rank, Cmd: cmd, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Done is closed when the rank has ended and its output is copied.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Err is how the rank ended, as exec.Cmd.Wait says; call it after Done.
+func (p *Process) Err() error { return p.err }
+
+// Signal sends sig to the rank's process group, unless the rank has ended.
+func (p *Process) Signal(sig syscall.Signal) {
+	select {
+	case <-p.done:
+	default:
+		syscall.Kill(-p.Cmd.Process.Pid, sig)
+	}
+}
+
+// Stop sends SIGTERM to every rank's process group, and SIGKILL to those
+// still running after grace. It returns at once.
+func Stop(ranks []*Process, grace time.Duration) {
+	for _, p := range ranks {
+		p.Signal(syscall.SIGTERM)
+	}
+	time.AfterFunc(grace, func() {
+		for _, p := range ranks {
+			p.Signal(syscall.SIGKILL)
+		}
+	})
+}
+
+// DescribeExit says how a rank ended, from exec.Cmd.Wait's error.
+func DescribeExit(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+		}
+		return fmt.Sprintf("exited with status %d", ee.ExitCode())
+	}
+	return err.Error()
+}
+
+// ExitCode is the status a launcher reports for a rank that ended with
+// err: the rank's own status, 128+signal for a signal, else 1.
+func ExitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		if c := ee.ExitCode(); c > 0 {
+			return c
+		}
+	}
+	return 1
+}
+
+// Tagger writes each line written to it to an underlying writer with a
+// prefix. Taggers that share a mutex keep their lines whole between them.
+type Tagger struct {
+	mu     *sync.Mutex
+	w      io.Writer
+	prefix string
+	line   []byte // a line not yet ended
+}
+
+// NewTagger returns a Tagger writing to w; mu guards w.
+func NewTagger(w io.Writer, prefix string, mu *sync.Mutex) *Tagger {
+	return &Tagger{mu: mu, w: w, prefix: prefix}
+}
+
+// Write writes every complete line; a partial one waits for its end or
+// for Close. It always consumes all of p.
+func (t *Tagger) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			t.line = append(t.line, p...)
+			break
+		}
+		t.line = append(t.line, p[:i+1]...)
+		p = p[i+1:]
+		t.flush()
+	}
+	return n, nil
+}
+
+// Close writes a last line that has no newline.
+func (t *Tagger) Close() error {
+	if len(t.line) > 0 {
+		t.line = append(t.line, '\n')
+		t.flush()
+	}
+	return nil
+}
+
+func (t *Tagger) flush() {
+	t.mu.Lock()
+	io.WriteString(t.w, t.prefix)
+	t.w.Write(t.line)
+	t.mu.Unlock()
+	t.line = t.line[:0]
+}
