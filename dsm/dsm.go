@@ -40,6 +40,9 @@ type Addr uintptr
 const (
 	EnvSocket = "SVM_SOCKET" // the engine's socket
 	EnvRank   = "SVM_RANK"   // this process's rank
+	// EnvNProcs is the job's size, for programs (and scripts) that want it
+	// before they join; Join itself learns it from the engine.
+	EnvNProcs = "SVM_NPROCS"
 )
 
 // ErrClosed is returned by calls on a Node after Close.

@@ -20,11 +20,26 @@ import (
 )
 
 const runUsage = `usage: svmf run -np N [flags] PROGRAM [ARGS...]
+       svmf run [-np N] --hosts NODE[:SLOTS],... [--daemon DIR] [flags] PROGRAM [ARGS...]
+       svmf run [-np N] --hostfile FILE [--daemon DIR] [flags] PROGRAM [ARGS...]
 
-Runs PROGRAM as N ranks of one SVM job on this machine. svmf itself runs the
-coherence engine (never inside the ranks) and starts the ranks with
-SVM_SOCKET, SVM_RANK and SVM_NPROCS set, which dsm.Join reads. Rank 0 reads
-svmf's standard input; every rank writes to svmf's standard output and error.
+Runs PROGRAM as N ranks of one SVM job. svmf starts the ranks with
+SVM_SOCKET, SVM_RANK and SVM_NPROCS set, which dsm.Join reads.
+
+Without --hosts or --hostfile the job runs on this machine: svmf itself runs
+the coherence engine (never inside the ranks); rank 0 reads svmf's standard
+input; every rank writes to svmf's standard output and error.
+
+With --hosts or --hostfile, svmf submits the job to the svmd of this node
+(its socket directory: --daemon, else $SVM_DAEMON, else /run/svm for root,
+$XDG_RUNTIME_DIR/svm or /tmp/svm-UID for others). svmd places the ranks by
+slot, as mpirun does: NODE:SLOTS takes SLOTS ranks in turn (1 if not given),
+and when every slot is taken the rounds start again from the first node;
+-np defaults to the total of the slots. A hostfile lists one node a line, as
+"node slots=4" or "node:4", with # comments. Every node runs PROGRAM at the
+same path, in the same working directory, with svmf's environment, as the
+user who runs svmf; their ranks' output comes back to svmf; standard input
+is not forwarded (the ranks read /dev/null).
 
 svmf exits 0 when every rank exits 0. If a rank exits with an error or is
 killed, or the engine fails (a protocol error, or a deadlock: every running
@@ -40,6 +55,9 @@ flags:
 
 type runFlags struct {
 	np          int
+	hosts       string
+	hostfile    string
+	daemon      string
 	tagOutput   bool
 	region      string
 	base        string
@@ -59,6 +77,9 @@ func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
 	}
 	var f runFlags
 	fs.IntVar(&f.np, "np", 0, "number of ranks (required)")
+	fs.StringVar(&f.hosts, "hosts", "", "run across nodes: NODE[:SLOTS],... (through svmd)")
+	fs.StringVar(&f.hostfile, "hostfile", "", "run across the nodes listed in FILE (through svmd)")
+	fs.StringVar(&f.daemon, "daemon", "", "socket directory of this node's svmd (default $SVM_DAEMON, else the standard one)")
 	fs.BoolVar(&f.tagOutput, "tag-output", false, "prefix each line of a rank's output with [rank]")
 	fs.StringVar(&f.region, "region", "256M", "size of the shared region")
 	fs.StringVar(&f.base, "base", fmt.Sprintf("%#x", engine.DefaultBase), "address of the shared region in every rank")
@@ -73,6 +94,12 @@ func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
 	if fs.NArg() == 0 {
 		fs.Usage()
 		return 2, errors.New("run: no program given")
+	}
+	if f.hosts != "" || f.hostfile != "" {
+		return submitCommand(f, fs.Arg(0), fs.Args()[1:], stdout, stderr)
+	}
+	if f.daemon != "" {
+		return 2, errors.New("run: --daemon needs --hosts or --hostfile")
 	}
 	if f.np < 1 {
 		return 2, fmt.Errorf("run: -np %d: want at least 1 rank", f.np)

@@ -56,7 +56,7 @@ func Start(r Rank) (*Process, error) {
 	cmd.Env = append(env[:len(env):len(env)],
 		dsm.EnvSocket+"="+r.Socket,
 		dsm.EnvRank+"="+strconv.Itoa(r.Rank),
-		"SVM_NPROCS="+strconv.Itoa(r.NProcs),
+		dsm.EnvNProcs+"="+strconv.Itoa(r.NProcs),
 	)
 	cmd.Dir = r.Dir
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.Stdin, r.Stdout, r.Stderr

@@ -157,8 +157,19 @@ func newConn(c net.Conn) *Conn {
 	return &Conn{c: c, r: bufio.NewReaderSize(c, 64<<10)}
 }
 
+// Local wraps a connection whose other end is known by other means (a
+// unix socket checked with SO_PEERCRED): frames, no handshake.
+func Local(c net.Conn, name string) *Conn {
+	pc := newConn(c)
+	pc.Peer = name
+	return pc
+}
+
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close() }
+
+// SetReadDeadline bounds the wait of Recv, as net.Conn's does.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.c.SetReadDeadline(t) }
 
 // RemoteAddr is the other end's address.
 func (c *Conn) RemoteAddr() net.Addr { return c.c.RemoteAddr() }
@@ -170,10 +181,27 @@ func (c *Conn) Send(kind Kind, body []byte) error {
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	c.wbuf = binary.LittleEndian.AppendUint32(c.wbuf[:0], uint32(len(body)))
-	c.wbuf = append(c.wbuf, byte(kind))
-	c.wbuf = append(c.wbuf, body...)
-	if _, err := c.c.Write(c.wbuf); err != nil {
+	c.wbuf = AppendFrame(c.wbuf[:0], kind, body)
+	return c.write(c.wbuf)
+}
+
+// AppendFrame appends one frame to b, for WriteFrames.
+func AppendFrame(b []byte, kind Kind, body []byte) []byte {
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(body)))
+	b = append(b, byte(kind))
+	return append(b, body...)
+}
+
+// WriteFrames writes frames that AppendFrame made, in one write. Their
+// bodies must each be at most MaxFrame bytes.
+func (c *Conn) WriteFrames(frames []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	return c.write(frames)
+}
+
+func (c *Conn) write(b []byte) error {
+	if _, err := c.c.Write(b); err != nil {
 		return fmt.Errorf("peer: send to %s: %w", c.Peer, err)
 	}
 	return nil

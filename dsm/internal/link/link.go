@@ -119,8 +119,12 @@ func Dial(path string) (*Conn, error) {
 func (c *Conn) Close() error { return c.c.Close() }
 
 // PeerCred returns the credentials of the process at the other end.
-func (c *Conn) PeerCred() (*unix.Ucred, error) {
-	raw, err := c.c.SyscallConn()
+func (c *Conn) PeerCred() (*unix.Ucred, error) { return PeerCred(c.c) }
+
+// PeerCred returns the credentials of the process at the other end of c,
+// as they were when it connected (SO_PEERCRED).
+func PeerCred(c *net.UnixConn) (*unix.Ucred, error) {
+	raw, err := c.SyscallConn()
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,129 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+
+	"github.com/svmcluster/svm/dsm/launch"
+	"github.com/svmcluster/svm/protocol/peer"
+)
+
+// SubmitOptions say where a submitted job's output goes.
+type SubmitOptions struct {
+	Stdout, Stderr io.Writer
+	// Tag prefixes each line of output with the rank's number, "[3] ".
+	Tag bool
+	// Signals, when a signal arrives on it, cancel the job; a second one
+	// stops waiting for it.
+	Signals <-chan os.Signal
+	// Accepted, if set, hears the job's id and each rank's node.
+	Accepted func(id string, placement []string)
+}
+
+// Submit runs a job through the svmd whose socket directory is dir, copies
+// its ranks' output as it comes, and returns the job's exit status: 0 when
+// every rank exited 0, else the first failure's status with an error that
+// says what failed.
+func Submit(dir string, spec JobSpec, opt SubmitOptions) (int, error) {
+	path := filepath.Join(dir, ControlSocket)
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		return 1, fmt.Errorf("no svmd at %s (start svmd, or point --daemon or SVM_DAEMON at its socket directory): %w", path, err)
+	}
+	pc := peer.Local(c, "svmd")
+	defer pc.Close()
+	if err := pc.Send(kindSubmit, encode(spec)); err != nil {
+		return 1, err
+	}
+	var tagMu sync.Mutex
+	writers := map[[2]int]io.Writer{}
+	writer := func(rank, stream int) io.Writer {
+		w := opt.Stdout
+		if stream == stderr {
+			w = opt.Stderr
+		}
+		if !opt.Tag {
+			return w
+		}
+		k := [2]int{rank, stream}
+		if writers[k] == nil {
+			writers[k] = launch.NewTagger(w, fmt.Sprintf("[%d] ", rank), &tagMu)
+		}
+		return writers[k]
+	}
+	closeTaggers := func() {
+		for _, w := range writers {
+			w.(*launch.Tagger).Close()
+		}
+	}
+	type received struct {
+		kind peer.Kind
+		body []byte
+		err  error
+	}
+	frames := make(chan received)
+	go func() {
+		for {
+			kind, body, err := pc.Recv()
+			frames <- received{kind, body, err}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	cancelled := false
+	for {
+		var f received
+		select {
+		case f = <-frames:
+		case s := <-opt.Signals:
+			if cancelled {
+				return 128 + int(s.(syscall.Signal)), fmt.Errorf("interrupted by %v again: not waiting for the job to stop", s)
+			}
+			cancelled = true
+			pc.Send(kindCancel, encode(cancel{Signal: int(s.(syscall.Signal))}))
+			continue
+		}
+		if f.err != nil {
+			closeTaggers()
+			if errors.Is(f.err, io.EOF) {
+				f.err = errors.New("svmd closed the connection")
+			}
+			return 1, fmt.Errorf("lost the job: %w", f.err)
+		}
+		switch f.kind {
+		case kindAccepted:
+			var m accepted
+			if err := decode(f.body, &m); err != nil {
+				return 1, fmt.Errorf("svmd: %w", err)
+			}
+			if opt.Accepted != nil {
+				opt.Accepted(m.ID, m.Placement)
+			}
+		case kindOutput:
+			var m output
+			if err := decode(f.body, &m); err != nil {
+				return 1, fmt.Errorf("svmd: %w", err)
+			}
+			writer(m.Rank, m.Stream).Write(m.Data)
+		case kindExit:
+			closeTaggers()
+			var m exit
+			if err := decode(f.body, &m); err != nil {
+				return 1, fmt.Errorf("svmd: %w", err)
+			}
+			if m.Code != 0 {
+				return m.Code, errors.New(m.Message)
+			}
+			return 0, nil
+		default:
+			return 1, fmt.Errorf("svmd sent a %s frame", kindName(f.kind))
+		}
+	}
+}

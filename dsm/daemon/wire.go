@@ -1,0 +1,160 @@
+package daemon
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/svmcluster/svm/protocol"
+	"github.com/svmcluster/svm/protocol/peer"
+)
+
+// The frames between nodes, and between svmf and its node. Each body but a
+// job message's is one msgpack-encoded struct below.
+const (
+	kindHeartbeat  = peer.FirstKind + iota // empty
+	kindJobStart                           // jobStart: head → node
+	kindJobReady                           // jobReady: node → head
+	kindJobRun                             // jobRef: head → node
+	kindJobMessage                         // binary, see appendJobMessage
+	kindOutput                             // output: node → head → svmf
+	kindRankExit                           // rankExit: node → head
+	kindJobFailed                          // jobFailed: node → head
+	kindJobStop                            // jobStop: head → node
+	kindJobStopped                         // jobRef: node → head
+	kindSubmit                             // JobSpec: svmf → svmd
+	kindAccepted                           // accepted: svmd → svmf
+	kindCancel                             // cancel: svmf → svmd
+	kindExit                               // exit: svmd → svmf
+)
+
+func kindName(k peer.Kind) string {
+	names := [...]string{"heartbeat", "job start", "job ready", "job run", "job message", "output",
+		"rank exit", "job failed", "job stop", "job stopped", "submit", "accepted", "cancel", "exit"}
+	if i := int(k) - int(peer.FirstKind); i >= 0 && i < len(names) {
+		return names[i]
+	}
+	return fmt.Sprintf("kind %d", k)
+}
+
+// JobSpec is what svmf submits: the program, where its ranks go and the
+// job's engine settings.
+type JobSpec struct {
+	NProcs  int
+	Hosts   []HostSlots
+	Program string
+	Args    []string
+	// Env and Dir are the submitter's environment and working directory,
+	// which every rank gets on whatever node.
+	Env []string
+	Dir string
+	// The engine's settings, as svmf run's flags give them.
+	RegionSize  uint64
+	Base        uint64
+	Locks       uint32
+	Barriers    uint32
+	GCThreshold int64
+	Prefetch    bool
+	KillAfter   int64 // nanoseconds; 0: the node's kill_after
+}
+
+type jobStart struct {
+	ID, Head  string
+	Placement []string // each rank's node
+	Spec      JobSpec
+	UID, GID  uint32
+}
+
+type jobReady struct {
+	ID  string
+	Err string
+}
+
+type jobRef struct{ ID string }
+
+// Streams of output.
+const (
+	stdout = 1
+	stderr = 2
+)
+
+type output struct {
+	ID     string
+	Rank   int
+	Stream int
+	Data   []byte
+}
+
+type rankExit struct {
+	ID   string
+	Rank int
+	Pid  int
+	Code int
+	// How says how it ended, as launch.DescribeExit does.
+	How string
+}
+
+type jobFailed struct {
+	ID, Reason string
+}
+
+type jobStop struct {
+	ID, Reason string
+}
+
+type accepted struct {
+	ID        string
+	Placement []string
+}
+
+type cancel struct {
+	Signal int
+}
+
+type exit struct {
+	Code    int
+	Message string
+}
+
+func encode(v any) []byte {
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		// Only the structs above are encoded; none can fail.
+		panic(fmt.Sprintf("daemon: encoding %T: %v", v, err))
+	}
+	return b
+}
+
+// decode reads a frame body into v. Bodies come from authenticated peers,
+// but a bug must not become a crash, so the body is checked first as
+// protocol messages are.
+func decode(body []byte, v any) error {
+	if err := protocol.ScanMsgpack(body); err != nil {
+		return err
+	}
+	return msgpack.Unmarshal(body, v)
+}
+
+// A job message is the job's id, the sending and receiving ranks, and the
+// encoded protocol message:
+//
+//	len(id) u8 | id | from u32 | to u32 | message
+func appendJobMessage(b []byte, id string, from, to int, msg []byte) []byte {
+	b = append(b, byte(len(id)))
+	b = append(b, id...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(from))
+	b = binary.LittleEndian.AppendUint32(b, uint32(to))
+	return append(b, msg...)
+}
+
+func parseJobMessage(b []byte) (id string, from, to int, msg []byte, err error) {
+	if len(b) < 1 || len(b) < 1+int(b[0])+8 {
+		return "", 0, 0, nil, fmt.Errorf("job message of %d bytes is too short", len(b))
+	}
+	n := int(b[0])
+	id = string(b[1 : 1+n])
+	from = int(binary.LittleEndian.Uint32(b[1+n:]))
+	to = int(binary.LittleEndian.Uint32(b[5+n:]))
+	return id, from, to, b[9+n:], nil
+}
