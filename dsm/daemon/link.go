@@ -25,7 +25,7 @@ type link struct {
 
 	mu     sync.Mutex
 	queue  []frame
-	queued int // bytes in queue
+	queued int  // bytes in queue
 	busy   bool // the writer holds a batch it has not finished
 	// drained is signalled whenever the writer empties the queue.
 	drained *sync.Cond
