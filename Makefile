@@ -20,6 +20,7 @@ BENCHES := sor is ep tsp qsort water barnes fft
 build: setup
 	$(GO) build ./...
 	$(GO) build -o bin/svmf ./cmd/svmf
+	$(GO) build -o bin/svmd ./cmd/svmd
 	for b in $(BENCHES); do $(GO) build -o bin/$$b ./bench/$$b || exit 1; done
 
 lint:
@@ -27,18 +28,22 @@ lint:
 	$(GO) vet ./...
 
 # Unit, property and scenario tests, fuzz seed corpora, 2000 simulated
-# random programs, jobs of real processes; then the race detector on the
-# pure packages, on 200 simulated programs and on the engine serving jobs.
+# random programs, jobs of real processes, clusters of svmd processes; then
+# the race detector on the pure packages, on 200 simulated programs, on the
+# engine serving jobs and on svmd's links and frame handling.
 test: setup lint
 	$(GO) test ./...
 	$(GO) test -race $(PURE) ./dsm/engine/...
 	$(GO) test -race ./dsm/sim -run 'TestRandomPrograms$$' -sim.seeds=200
 	$(GO) test -race ./dsm -run TestJobs
+	$(GO) test -race ./dsm/daemon -run 'TestLink|TestParse|TestPlace|FuzzHandle' 
 
-# The main job: red-black SOR on 4 ranks, checked against a sequential run.
+# The main job: red-black SOR on 4 ranks, checked against a sequential run;
+# then the same across two svmd nodes on this machine.
 demo: build
 	bin/sor -seq -iter 50
 	bin/svmf run -np 4 bin/sor -iter 50
+	scripts/demo-cluster
 
 # The protocol simulator running SOR at TreadMarks' size on 8 ranks, with
 # the counts beside TreadMarks' published ones.
@@ -50,7 +55,7 @@ sim: build
 # socket round trips.
 bench: setup
 	$(GO) run ./bench/harness
-	$(GO) test -run='^$$' -bench=. -benchmem ./diff/ ./protocol/ ./dsm/
+	$(GO) test -run='^$$' -bench=. -benchmem ./diff/ ./protocol/ ./dsm/ ./dsm/daemon/
 
 # A long soak of the simulator: SEEDS random programs of 24 phases.
 soak: setup
@@ -62,6 +67,8 @@ fuzz: setup
 	$(GO) test ./diff -run='^$$' -fuzz='^FuzzApply$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./diff -run='^$$' -fuzz='^FuzzMerge$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./protocol -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./protocol/peer -run='^$$' -fuzz='^FuzzReadFrame$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./dsm/daemon -run='^$$' -fuzz='^FuzzHandle$$' -fuzztime=$(FUZZTIME)
 
 clean:
 	rm -rf bin

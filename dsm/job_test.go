@@ -11,13 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/svmcluster/svm/dsm"
 	"github.com/svmcluster/svm/dsm/dsmtest"
 	"github.com/svmcluster/svm/dsm/engine"
+	"github.com/svmcluster/svm/dsm/internal/microbench"
 )
 
 // These tests and benchmarks run real jobs: the engine runs in the test
@@ -57,7 +55,7 @@ func TestJobs(t *testing.T) {
 		{"lock-local", 2, true}, {"lock-remote", 2, true}, {"lock-contended", 4, true}, {"barrier", 3, true}} {
 		t.Run(fmt.Sprintf("%s-%d", tc.name, tc.np), func(t *testing.T) {
 			out := runJob(t, tc.name, tc.np, tc.prefetch, "300")
-			if !strings.Contains(out, " ") {
+			if ns, err := strconv.ParseFloat(strings.TrimSpace(out), 64); err != nil || ns <= 0 {
 				t.Fatalf("rank 0 printed %q", out)
 			}
 		})
@@ -200,169 +198,12 @@ func benchChild(name, arg string) error {
 		return err
 	}
 	defer node.Close()
-	ps := node.PageSize()
-	pages := min(n, 2048) // a working set; rounds repeat it until n
-	a, err := node.Alloc(pages * ps)
+	ns, err := microbench.Run(node, name, n)
 	if err != nil {
 		return err
 	}
-	mem := dsm.Bytes(a, pages*ps)
-	var elapsed time.Duration
-	var sink byte
-	switch name {
-	case "read-fault":
-		if node.Rank() != 0 {
-			break
-		}
-		for i := range pages {
-			sink += mem[i*ps] // first touch: the page enters the page cache
-		}
-		for done := 0; done < n; done += pages {
-			k := min(pages, n-done)
-			if err := unix.Madvise(mem[:k*ps], unix.MADV_DONTNEED); err != nil {
-				return err
-			}
-			start := time.Now()
-			for i := range k {
-				sink += mem[i*ps]
-			}
-			elapsed += time.Since(start)
-		}
-	case "write-fault":
-		for done := 0; done < n; done += pages {
-			k := min(pages, n-done)
-			if node.Rank() == 0 {
-				for i := range k {
-					sink += mem[i*ps] // mapped
-				}
-			}
-			// Pages unchanged through three intervals turn cold: protected.
-			for range 3 {
-				if err := node.Barrier(0); err != nil {
-					return err
-				}
-			}
-			if node.Rank() == 0 {
-				start := time.Now()
-				for i := range k {
-					mem[i*ps] = byte(done + i + 1)
-				}
-				elapsed += time.Since(start)
-			}
-			if err := node.Barrier(0); err != nil {
-				return err
-			}
-		}
-	case "remote-fetch":
-		for done, round := 0, 1; done < n; done, round = done+pages, round+1 {
-			k := min(pages, n-done)
-			val := func(i int) byte { return byte(i*3 + round) } // differs every round
-			if node.Rank() == 1 {
-				for i := range k {
-					mem[i*ps] = val(i)
-				}
-			}
-			if err := node.Barrier(0); err != nil {
-				return err
-			}
-			if node.Rank() == 0 {
-				start := time.Now()
-				for i := range k {
-					if mem[i*ps] != val(i) {
-						return fmt.Errorf("page %d: read %d, want %d", i, mem[i*ps], val(i))
-					}
-				}
-				elapsed += time.Since(start)
-			}
-			if err := node.Barrier(1); err != nil {
-				return err
-			}
-		}
-	case "lock-local":
-		if node.Rank() == 0 {
-			start := time.Now()
-			for range n {
-				if err := node.Lock(0); err != nil { // rank 0 manages lock 0
-					return err
-				}
-				if err := node.Unlock(0); err != nil {
-					return err
-				}
-			}
-			elapsed = time.Since(start)
-		}
-	case "lock-remote":
-		const locks = 512
-		for done := 0; done < n; done += locks {
-			k := min(locks, n-done)
-			if node.Rank() == 1 { // rank 1 holds every lock's token
-				for id := range k {
-					if err := node.Lock(id); err != nil {
-						return err
-					}
-					if err := node.Unlock(id); err != nil {
-						return err
-					}
-				}
-			}
-			if err := node.Barrier(0); err != nil {
-				return err
-			}
-			if node.Rank() == 0 {
-				start := time.Now()
-				for id := range k {
-					if err := node.Lock(id); err != nil {
-						return err
-					}
-					if err := node.Unlock(id); err != nil {
-						return err
-					}
-				}
-				elapsed += time.Since(start)
-			}
-			if err := node.Barrier(1); err != nil {
-				return err
-			}
-		}
-	case "lock-contended":
-		counter := dsm.Slice[int64](a, 1)
-		if err := node.Barrier(0); err != nil {
-			return err
-		}
-		mine := n / node.NProcs()
-		if node.Rank() < n%node.NProcs() {
-			mine++
-		}
-		start := time.Now()
-		for range mine {
-			if err := node.Lock(7); err != nil {
-				return err
-			}
-			counter[0]++
-			if err := node.Unlock(7); err != nil {
-				return err
-			}
-		}
-		if err := node.Barrier(1); err != nil {
-			return err
-		}
-		elapsed = time.Since(start)
-		if node.Rank() == 0 && counter[0] != int64(n) {
-			return fmt.Errorf("counter %d after %d acquisitions", counter[0], n)
-		}
-	case "barrier":
-		start := time.Now()
-		for range n {
-			if err := node.Barrier(0); err != nil {
-				return err
-			}
-		}
-		elapsed = time.Since(start)
-	default:
-		return fmt.Errorf("unknown benchmark %q", name)
-	}
 	if node.Rank() == 0 {
-		fmt.Printf("%g %d\n", float64(elapsed.Nanoseconds())/float64(n), sink)
+		fmt.Printf("%g\n", ns)
 	}
 	return nil
 }

@@ -48,6 +48,10 @@ type Daemon struct {
 
 	linksMu sync.Mutex
 	links   map[string]*link // node → its link; this node's is the loopback
+	// linksClosed: Stop has taken the links down; no new one comes up.
+	linksClosed bool
+	// rejected is when a failed handshake from each host was last logged.
+	rejected map[string]time.Time
 
 	// mu guards the jobs and the daemon's state.
 	mu       sync.Mutex
@@ -72,7 +76,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 		return nil, fmt.Errorf("svmd: %w", err)
 	}
 	d := &Daemon{
-		cfg: cfg, log: log, links: map[string]*link{},
+		cfg: cfg, log: log, links: map[string]*link{}, rejected: map[string]time.Time{},
 		heads: map[string]*headJob{}, parts: map[string]*partJob{},
 		quit: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -197,7 +201,11 @@ func (d *Daemon) Stop(reason string) {
 			}
 			d.partStop(p)
 		}
-		deadline := time.Now().Add(d.cfg.KillAfter + 2*time.Second)
+		grace := d.cfg.KillAfter
+		for _, p := range d.parts {
+			grace = max(grace, p.killAfter())
+		}
+		deadline := time.Now().Add(grace + 2*time.Second)
 		timer := time.AfterFunc(time.Until(deadline), func() {
 			d.mu.Lock()
 			d.settled.Broadcast()
@@ -215,6 +223,7 @@ func (d *Daemon) Stop(reason string) {
 			d.httpSrv.Close()
 		}
 		d.linksMu.Lock()
+		d.linksClosed = true
 		links := slices.Collect(maps.Values(d.links))
 		d.linksMu.Unlock()
 		for _, l := range links {
@@ -256,21 +265,42 @@ func (d *Daemon) acceptPeers() {
 
 func (d *Daemon) handshake(c net.Conn) {
 	pc, err := peer.Server(c, d.cfg.Node, d.secret)
+	if err == nil {
+		if _, ok := d.cfg.Peers[pc.Peer]; !ok {
+			pc.Close()
+			err = fmt.Errorf("node %q is not one of this node's peers", pc.Peer)
+		}
+	}
 	if err != nil {
 		c.Close()
 		if errors.Is(err, peer.ErrAuth) {
 			d.metrics.authFailures.Inc()
 		}
-		d.log.Warn("peer connection rejected", "addr", c.RemoteAddr().String(), "err", err)
-		return
-	}
-	if _, ok := d.cfg.Peers[pc.Peer]; !ok {
-		pc.Close()
-		d.log.Warn("peer connection rejected", "addr", c.RemoteAddr().String(),
-			"err", fmt.Sprintf("node %q is not one of this node's peers", pc.Peer))
+		d.logRejection(c.RemoteAddr(), err)
 		return
 	}
 	d.addLink(pc)
+}
+
+// rejectionQuiet is how long svmd keeps quiet about more failed handshakes
+// from a host it has logged one of: a misconfigured node retries every
+// second, and the log must stay readable.
+const rejectionQuiet = time.Minute
+
+func (d *Daemon) logRejection(addr net.Addr, err error) {
+	host, _, _ := net.SplitHostPort(addr.String())
+	d.linksMu.Lock()
+	last, seen := d.rejected[host]
+	if !seen || time.Since(last) > rejectionQuiet {
+		d.rejected[host] = time.Now()
+	} else {
+		err = nil
+	}
+	d.linksMu.Unlock()
+	if err != nil {
+		d.log.Warn("peer connection rejected", "addr", addr.String(), "err", err,
+			"note", "further rejections from this host are not logged for "+rejectionQuiet.String())
+	}
 }
 
 // dialLoop keeps a link to the peer node open while the daemon runs.
@@ -318,10 +348,16 @@ func (d *Daemon) dialLoop(name, addr string) {
 func (d *Daemon) addLink(pc *peer.Conn) *link {
 	l := newLink(pc.Peer, pc, d.cfg.Heartbeat, d.linkDown)
 	d.linksMu.Lock()
+	if d.linksClosed {
+		d.linksMu.Unlock()
+		l.down(errors.New("svmd is stopping"))
+		return l
+	}
 	old := d.links[pc.Peer]
 	d.links[pc.Peer] = l
 	d.linksMu.Unlock()
 	if old != nil {
+		d.log.Info("peer link replaced by a new connection", "node", pc.Peer)
 		old.down(errors.New("replaced by a new connection"))
 	}
 	d.metrics.peerUp.WithLabelValues(pc.Peer).Set(1)

@@ -189,7 +189,11 @@ func (d *Daemon) headStop(h *headJob, reason string) {
 	}
 	// A node that says nothing (it may be the one failing) does not keep
 	// the job's user waiting past the time its ranks get to stop.
-	time.AfterFunc(d.cfg.KillAfter+d.cfg.FailureTimeout, func() {
+	grace := d.cfg.KillAfter
+	if h.spec.KillAfter > 0 {
+		grace = time.Duration(h.spec.KillAfter)
+	}
+	time.AfterFunc(grace+d.cfg.FailureTimeout, func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if h.finished {
@@ -292,6 +296,9 @@ func (d *Daemon) newPart(head string, m jobStart) (*partJob, error) {
 		return nil, fmt.Errorf("placement of %d ranks for a job of %d", len(m.Placement), m.Spec.NProcs)
 	}
 	p := &partJob{id: m.ID, head: head, placement: m.Placement, spec: m.Spec}
+	if p.spec.KillAfter <= 0 {
+		p.spec.KillAfter = int64(d.cfg.KillAfter)
+	}
 	for r, n := range m.Placement {
 		if n == d.cfg.Node {
 			p.ranks = append(p.ranks, r)
@@ -427,14 +434,16 @@ func (d *Daemon) partStop(p *partJob) {
 		return
 	}
 	p.stopping = true
-	killAfter := d.cfg.KillAfter
-	if p.spec.KillAfter > 0 {
-		killAfter = time.Duration(p.spec.KillAfter)
-	}
-	launch.Stop(p.procs, killAfter)
+	launch.Stop(p.procs, p.killAfter())
 	if p.running == 0 {
 		d.partFinish(p)
 	}
+}
+
+// killAfter is how long the part's ranks get between SIGTERM and SIGKILL:
+// the job's own setting, as svmf gave it.
+func (p *partJob) killAfter() time.Duration {
+	return time.Duration(p.spec.KillAfter)
 }
 
 // partFinish releases the part's engine and tells the head it is over.

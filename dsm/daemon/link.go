@@ -27,6 +27,10 @@ type link struct {
 	queue  []frame
 	queued int  // bytes in queue
 	busy   bool // the writer holds a batch it has not finished
+	// wrote says a frame went out since the writer's last heartbeat tick.
+	wrote bool
+	// direct is send's buffer for frames it writes itself.
+	direct []byte
 	// drained is signalled whenever the writer empties the queue.
 	drained *sync.Cond
 	wake    chan struct{}
@@ -35,9 +39,12 @@ type link struct {
 	onDown  func(*link, error)
 }
 
+// frame is a frame to send, or, with raw set, the unsent end of frames
+// that send began writing itself.
 type frame struct {
 	kind peer.Kind
 	body []byte
+	raw  []byte
 }
 
 func newLink(node string, conn *peer.Conn, heartbeat time.Duration, onDown func(*link, error)) *link {
@@ -49,20 +56,48 @@ func newLink(node string, conn *peer.Conn, heartbeat time.Duration, onDown func(
 // errLinkDown is what send says once the link has gone.
 var errLinkDown = errors.New("link is down")
 
-// send queues a frame; it never blocks. The body is the link's from now on.
+// send sends a frame, or queues it; it never blocks. The body is the
+// link's from now on.
+//
+// When nothing waits ahead of the frame, send writes it to the socket
+// itself, as far as the socket takes it without waiting: handing it to the
+// writer goroutine would cost a scheduling delay per message, and the
+// sender is often an engine goroutine about to block in poll(2) with its
+// processor, which would leave the writer waiting for the runtime to take
+// that processor back.
 func (l *link) send(kind peer.Kind, body []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.err != nil {
 		return fmt.Errorf("to node %s: %w (%v)", l.node, errLinkDown, l.err)
 	}
-	l.queue = append(l.queue, frame{kind, body})
+	if l.conn != nil && len(l.queue) == 0 && !l.busy && len(body) <= peer.MaxFrame {
+		l.direct = peer.AppendFrame(l.direct[:0], kind, body)
+		n, err := l.conn.TryWrite(l.direct)
+		if n > 0 {
+			l.wrote = true
+		}
+		if err == nil && n == len(l.direct) {
+			return nil
+		}
+		// The rest goes to the writer, which also meets the error, if
+		// any, and takes the link down.
+		l.queue = append(l.queue, frame{raw: append([]byte(nil), l.direct[n:]...)})
+		l.queued += len(l.direct) - n
+		l.wakeWriter()
+		return nil
+	}
+	l.queue = append(l.queue, frame{kind: kind, body: body})
 	l.queued += len(body)
+	l.wakeWriter()
+	return nil
+}
+
+func (l *link) wakeWriter() {
 	select {
 	case l.wake <- struct{}{}:
 	default:
 	}
-	return nil
 }
 
 // sendPaced queues a frame once fewer than limit bytes wait ahead of it:
@@ -86,19 +121,18 @@ func (l *link) run() {
 		tick = t.C
 	}
 	var buf []byte
-	wrote := false // since the last tick
 	for {
 		select {
 		case <-l.done:
 			return
 		case <-tick:
-			if !wrote {
-				if err := l.conn.Send(kindHeartbeat, nil); err != nil {
-					l.down(err)
-					return
-				}
+			l.mu.Lock()
+			idle := !l.wrote
+			l.wrote = false
+			l.mu.Unlock()
+			if idle {
+				l.send(kindHeartbeat, nil)
 			}
-			wrote = false
 			continue
 		case <-l.wake:
 		}
@@ -113,8 +147,8 @@ func (l *link) run() {
 		}
 		l.mu.Lock()
 		l.busy = false
+		l.wrote = true
 		l.mu.Unlock()
-		wrote = true
 	}
 }
 
@@ -127,7 +161,11 @@ func (l *link) write(batch []frame, buf *[]byte) error {
 	}
 	b := (*buf)[:0]
 	for _, f := range batch {
-		b = peer.AppendFrame(b, f.kind, f.body)
+		if f.raw != nil {
+			b = append(b, f.raw...)
+		} else {
+			b = peer.AppendFrame(b, f.kind, f.body)
+		}
 	}
 	err := l.conn.WriteFrames(b)
 	if cap(b) > 1<<20 {

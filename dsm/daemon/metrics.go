@@ -12,8 +12,9 @@ import (
 )
 
 // metrics are what svmd serves on /metrics. Job series carry the job's id
-// and exist only while the job has ranks on this node; every other label
-// is bounded (kinds, message types, node names).
+// as job_id (not job, which Prometheus gives every target) and exist only
+// while the job has ranks on this node; every other label is bounded
+// (kinds, message types, node names).
 type metrics struct {
 	d   *Daemon
 	reg *prometheus.Registry
@@ -62,10 +63,10 @@ func newMetrics(d *Daemon) *metrics {
 			Help: "1 while the link to the peer node is up."}, []string{"peer"}),
 		lockWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "svm_lock_acquire_duration_seconds",
 			Help:    "Time from a rank's lock call to the grant; locality remote when the grant took messages.",
-			Buckets: waitBuckets}, []string{"job", "locality"}),
+			Buckets: waitBuckets}, []string{"job_id", "locality"}),
 		barrierWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "svm_barrier_wait_duration_seconds",
 			Help:    "Time a rank spent in a barrier call.",
-			Buckets: waitBuckets}, []string{"job"}),
+			Buckets: waitBuckets}, []string{"job_id"}),
 	}
 	m.reg.MustRegister(m.jobsRunning, m.jobsFinished, m.jobsFailed, m.authFailures, m.peerUp,
 		m.lockWait, m.barrierWait, jobCollector{d},
@@ -90,8 +91,8 @@ func (m *metrics) observer(job string) *jobObserver {
 
 // forget removes a job's series when its part here ends.
 func (m *metrics) forget(job string) {
-	m.lockWait.DeletePartialMatch(prometheus.Labels{"job": job})
-	m.barrierWait.DeletePartialMatch(prometheus.Labels{"job": job})
+	m.lockWait.DeletePartialMatch(prometheus.Labels{"job_id": job})
+	m.barrierWait.DeletePartialMatch(prometheus.Labels{"job_id": job})
 }
 
 type jobObserver struct {
@@ -131,7 +132,7 @@ var (
 )
 
 func jobDesc(name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc(name, help, append([]string{"job"}, labels...), nil)
+	return prometheus.NewDesc(name, help, append([]string{"job_id"}, labels...), nil)
 }
 
 type jobCollector struct{ d *Daemon }

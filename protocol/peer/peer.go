@@ -27,7 +27,10 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Kind is a frame kind. Kinds below firstKind belong to the handshake; the
@@ -137,6 +140,10 @@ func Server(c net.Conn, self string, secret []byte) (*Conn, error) {
 		return nil, err
 	}
 	proof, err := pc.expect(kindResponse)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		// The dialer hangs up when this node's proof fails its check.
+		return nil, fmt.Errorf("%w: node %q at %s hung up at the challenge: it does not hold the same cluster secret", ErrAuth, h.Name, c.RemoteAddr())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +205,46 @@ func (c *Conn) WriteFrames(frames []byte) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	return c.write(frames)
+}
+
+// TryWrite writes as much of b as the socket takes now without waiting,
+// and returns how much that was. The bytes must be whole frames that
+// AppendFrame made, but the write may end inside one: the caller must
+// write the rest before anything else.
+func (c *Conn) TryWrite(b []byte) (int, error) {
+	sc, ok := c.c.(syscall.Conn)
+	if !ok {
+		return 0, nil // not a socket (a pipe in tests): the caller queues
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	n := 0
+	var werr error
+	if err := raw.Control(func(fd uintptr) {
+		for n < len(b) {
+			m, err := unix.Write(int(fd), b[n:])
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				if err != unix.EAGAIN {
+					werr = err
+				}
+				return
+			}
+			n += m
+		}
+	}); err != nil {
+		return n, err
+	}
+	if werr != nil {
+		return n, fmt.Errorf("peer: send to %s: %w", c.Peer, werr)
+	}
+	return n, nil
 }
 
 func (c *Conn) write(b []byte) error {

@@ -12,21 +12,24 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/svmcluster/svm/dsm"
+	"github.com/svmcluster/svm/dsm/internal/microbench"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: testprog counter|falseshare|list|gc|crash|hang|misuse|deadlock [flags]")
+		fmt.Fprintln(os.Stderr, "usage: testprog counter|falseshare|list|gc|crash|hang|misuse|deadlock|syscall|micro [flags]")
 		os.Exit(2)
 	}
 	progs := map[string]func(*dsm.Node, []string) error{
 		"counter": counter, "falseshare": falseShare, "list": list, "gc": gcStress,
 		"crash": crash, "hang": hang, "misuse": misuse, "deadlock": deadlock, "syscall": sysRead,
+		"micro": micro,
 	}
 	prog, ok := progs[os.Args[1]]
 	if !ok {
@@ -231,6 +234,26 @@ func hang(n *dsm.Node, args []string) error {
 		time.Sleep(time.Hour)
 	}
 	return n.Barrier(0)
+}
+
+// micro NAME N runs a microbenchmark (package microbench) of N operations;
+// rank 0 prints nanoseconds per operation.
+func micro(n *dsm.Node, args []string) error {
+	if len(args) != 2 {
+		return errors.New("usage: micro NAME N")
+	}
+	count, err := strconv.Atoi(args[1])
+	if err != nil {
+		return fmt.Errorf("micro: count %q: %w", args[1], err)
+	}
+	ns, err := microbench.Run(n, args[0], count)
+	if err != nil {
+		return err
+	}
+	if n.Rank() == 0 {
+		fmt.Printf("%g\n", ns)
+	}
+	return nil
 }
 
 // sysRead reads a file with read(2) straight into shared memory that other
