@@ -36,7 +36,7 @@ test: setup lint
 	$(GO) test -race $(PURE) ./dsm/engine/...
 	$(GO) test -race ./dsm/sim -run 'TestRandomPrograms$$' -sim.seeds=200
 	$(GO) test -race ./dsm -run TestJobs
-	$(GO) test -race ./dsm/daemon -run 'TestLink|TestParse|TestPlace|FuzzHandle' 
+	$(GO) test -race ./dsm/daemon -run 'TestLink|TestParse|TestPlace|TestStop|TestReadSecret|FuzzHandle'
 
 # The main job: red-black SOR on 4 ranks, checked against a sequential run;
 # then the same across two svmd nodes on this machine.

@@ -1,9 +1,12 @@
 package daemon
 
 import (
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -45,4 +48,27 @@ func TestLoopback(t *testing.T) {
 	} {
 		require.Equal(t, want, loopback(addr), addr)
 	}
+}
+
+// TestStopIsIdempotent: Stop from several goroutines at once, and again
+// after it returned, all return once the daemon has stopped.
+func TestStopIsIdempotent(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Node, cfg.Listen, cfg.Metrics, cfg.SocketDir = "n1", "127.0.0.1:0", "127.0.0.1:0", t.TempDir()
+	d, err := New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	require.NoError(t, err)
+	d.Start()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.Stop("test")
+		}()
+	}
+	wg.Wait()
+	d.Stop("again")
+	<-d.Done()
+	_, err = os.Stat(filepath.Join(cfg.SocketDir, ControlSocket))
+	require.True(t, os.IsNotExist(err), "the control socket outlived Stop")
 }
