@@ -104,7 +104,7 @@ func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
 	if f.np < 1 {
 		return 2, fmt.Errorf("run: -np %d: want at least 1 rank", f.np)
 	}
-	cfg, err := f.engineConfig()
+	settings, err := f.settings()
 	if err != nil {
 		return 2, fmt.Errorf("run: %w", err)
 	}
@@ -112,29 +112,29 @@ func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
 	if err != nil {
 		return 2, fmt.Errorf("run: %w", err)
 	}
-	return runJob(cfg, f, prog, fs.Args()[1:], stdout, stderr)
+	return runJob(engine.Config{Settings: settings}, f, prog, fs.Args()[1:], stdout, stderr)
 }
 
-func (f runFlags) engineConfig() (engine.Config, error) {
+func (f runFlags) settings() (engine.Settings, error) {
 	region, err := parseSize(f.region)
 	if err != nil {
-		return engine.Config{}, fmt.Errorf("-region: %w", err)
+		return engine.Settings{}, fmt.Errorf("-region: %w", err)
 	}
 	if ps := uint64(os.Getpagesize()); region%ps != 0 {
-		return engine.Config{}, fmt.Errorf("-region %s: not a multiple of the %d-byte page", f.region, ps)
+		return engine.Settings{}, fmt.Errorf("-region %s: not a multiple of the %d-byte page", f.region, ps)
 	}
 	gc, err := parseSize(f.gcThreshold)
 	if err != nil {
-		return engine.Config{}, fmt.Errorf("-gc-threshold: %w", err)
+		return engine.Settings{}, fmt.Errorf("-gc-threshold: %w", err)
 	}
 	base, err := strconv.ParseUint(f.base, 0, 64)
 	if err != nil {
-		return engine.Config{}, fmt.Errorf("-base %q: not an address", f.base)
+		return engine.Settings{}, fmt.Errorf("-base %q: not an address", f.base)
 	}
 	if f.locks == 0 || f.locks > 1<<20 || f.barriers == 0 || f.barriers > 1<<20 {
-		return engine.Config{}, fmt.Errorf("-locks %d, -barriers %d: want 1 to %d of each", f.locks, f.barriers, 1<<20)
+		return engine.Settings{}, fmt.Errorf("-locks %d, -barriers %d: want 1 to %d of each", f.locks, f.barriers, 1<<20)
 	}
-	return engine.Config{
+	return engine.Settings{
 		NProcs: f.np, RegionSize: region, Base: base,
 		Locks: uint32(f.locks), Barriers: uint32(f.barriers),
 		GCThreshold: int64(gc), Prefetch: f.prefetch,

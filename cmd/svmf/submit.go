@@ -42,7 +42,7 @@ func submitCommand(f runFlags, program string, args []string, stdout, stderr io.
 	if f.np < 1 {
 		return 2, fmt.Errorf("run: -np %d: want at least 1 rank", f.np)
 	}
-	cfg, err := f.engineConfig()
+	settings, err := f.settings()
 	if err != nil {
 		return 2, fmt.Errorf("run: %w", err)
 	}
@@ -58,9 +58,8 @@ func submitCommand(f runFlags, program string, args []string, stdout, stderr io.
 		return 2, fmt.Errorf("run: working directory: %w", err)
 	}
 	spec := daemon.JobSpec{
-		NProcs: f.np, Hosts: hosts, Program: prog, Args: args, Env: jobEnv(), Dir: dir,
-		RegionSize: cfg.RegionSize, Base: cfg.Base, Locks: cfg.Locks, Barriers: cfg.Barriers,
-		GCThreshold: cfg.GCThreshold, Prefetch: cfg.Prefetch, KillAfter: int64(f.killAfter),
+		Settings: settings, Hosts: hosts, Program: prog, Args: args, Env: jobEnv(), Dir: dir,
+		KillAfter: int64(f.killAfter),
 	}
 	socketDir := f.daemon
 	if socketDir == "" {

@@ -68,10 +68,16 @@ func Submit(dir string, spec JobSpec, opt SubmitOptions) (int, error) {
 		err  error
 	}
 	frames := make(chan received)
+	done := make(chan struct{})
+	defer close(done)
 	go func() {
 		for {
 			kind, body, err := pc.Recv()
-			frames <- received{kind, body, err}
+			select {
+			case frames <- received{kind, body, err}:
+			case <-done:
+				return
+			}
 			if err != nil {
 				return
 			}

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"testing"
 
+	"github.com/svmcluster/svm/dsm/engine"
 	"github.com/svmcluster/svm/protocol"
 	"github.com/svmcluster/svm/protocol/peer"
 )
@@ -12,7 +13,9 @@ import (
 // FuzzHandle feeds arbitrary frames from a peer to a daemon: each must be
 // taken or refused with an error (which closes the link), never crash it.
 func FuzzHandle(f *testing.F) {
-	spec := JobSpec{NProcs: 2, Hosts: []HostSlots{{"n1", 1}, {"n2", 1}}, Program: "/bin/true", RegionSize: 1 << 20, Base: 1 << 40, Locks: 4, Barriers: 4}
+	settings := engine.DefaultSettings(2)
+	settings.RegionSize = 1 << 20
+	spec := JobSpec{Settings: settings, Hosts: []HostSlots{{"n1", 1}, {"n2", 1}}, Program: "/bin/true"}
 	lock, _ := protocol.Encode(&protocol.LockRequest{Lock: 1, Requester: 1})
 	for _, seed := range []struct {
 		kind peer.Kind

@@ -54,7 +54,7 @@ func (d *Daemon) submit(spec JobSpec, uid, gid uint32, ctl *link) (*headJob, err
 	if !filepath.IsAbs(spec.Program) {
 		return nil, fmt.Errorf("program %q: want an absolute path (svmf resolves it)", spec.Program)
 	}
-	placement, err := Place(spec.NProcs, spec.Hosts)
+	placement, err := Place(spec.Settings.NProcs, spec.Hosts)
 	if err != nil {
 		return nil, err
 	}
@@ -71,11 +71,11 @@ func (d *Daemon) submit(spec JobSpec, uid, gid uint32, ctl *link) (*headJob, err
 	d.seq++
 	h := &headJob{
 		id: fmt.Sprintf("%s.%d", d.cfg.Node, d.seq), spec: spec, placement: placement, nodes: nodes, ctl: ctl,
-		ready: map[string]bool{}, exited: make([]bool, spec.NProcs), stopped: map[string]bool{}, started: time.Now(),
+		ready: map[string]bool{}, exited: make([]bool, spec.Settings.NProcs), stopped: map[string]bool{}, started: time.Now(),
 	}
 	d.heads[h.id] = h
 	d.metrics.jobsRunning.Inc()
-	d.log.Info("job submitted", "job", h.id, "uid", uid, "ranks", spec.NProcs, "program", spec.Program,
+	d.log.Info("job submitted", "job", h.id, "uid", uid, "ranks", spec.Settings.NProcs, "program", spec.Program,
 		"placement", describePlacement(placement))
 	ctl.send(kindAccepted, encode(accepted{ID: h.id, Placement: placement}))
 	start := encode(jobStart{ID: h.id, Head: d.cfg.Node, Placement: placement, Spec: spec, UID: uid, GID: gid})
@@ -292,8 +292,8 @@ func (d *Daemon) newPart(head string, m jobStart) (*partJob, error) {
 	if d.parts[m.ID] != nil || len(m.ID) > 255 {
 		return nil, fmt.Errorf("job id %q is taken or too long", m.ID)
 	}
-	if len(m.Placement) != m.Spec.NProcs || m.Spec.NProcs < 1 {
-		return nil, fmt.Errorf("placement of %d ranks for a job of %d", len(m.Placement), m.Spec.NProcs)
+	if len(m.Placement) != m.Spec.Settings.NProcs || m.Spec.Settings.NProcs < 1 {
+		return nil, fmt.Errorf("placement of %d ranks for a job of %d", len(m.Placement), m.Spec.Settings.NProcs)
 	}
 	p := &partJob{id: m.ID, head: head, placement: m.Placement, spec: m.Spec}
 	if p.spec.KillAfter <= 0 {
@@ -324,12 +324,10 @@ func (d *Daemon) newPart(head string, m jobStart) (*partJob, error) {
 		return nil, fmt.Errorf("job directory: %w", err)
 	}
 	cfg := engine.Config{
-		NProcs: m.Spec.NProcs, RegionSize: m.Spec.RegionSize, Base: m.Spec.Base,
-		Locks: m.Spec.Locks, Barriers: m.Spec.Barriers, GCThreshold: m.Spec.GCThreshold, Prefetch: m.Spec.Prefetch,
-		Socket: engine.SocketPath(p.dir), Ranks: p.ranks,
+		Settings: m.Spec.Settings, Socket: engine.SocketPath(p.dir), Ranks: p.ranks,
 		Owner: &engine.Owner{UID: int(m.UID), GID: int(m.GID)},
 	}
-	if len(p.ranks) < m.Spec.NProcs {
+	if len(p.ranks) < m.Spec.Settings.NProcs {
 		cfg.Remote = &router{d: d, part: p}
 	}
 	p.observer = d.metrics.observer(p.id)
@@ -398,7 +396,7 @@ func (d *Daemon) partRun(p *partJob) {
 	}
 	for _, r := range p.ranks {
 		proc, err := launch.Start(launch.Rank{
-			Rank: r, NProcs: p.spec.NProcs, Socket: engine.SocketPath(p.dir),
+			Rank: r, NProcs: p.spec.Settings.NProcs, Socket: engine.SocketPath(p.dir),
 			Program: p.spec.Program, Args: p.spec.Args, Env: p.spec.Env, Dir: p.spec.Dir,
 			Stdout:     &outputWriter{link: head, id: p.id, rank: r, stream: stdout},
 			Stderr:     &outputWriter{link: head, id: p.id, rank: r, stream: stderr},

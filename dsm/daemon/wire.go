@@ -6,6 +6,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/svmcluster/svm/dsm/engine"
 	"github.com/svmcluster/svm/protocol"
 	"github.com/svmcluster/svm/protocol/peer"
 )
@@ -41,22 +42,17 @@ func kindName(k peer.Kind) string {
 // JobSpec is what svmf submits: the program, where its ranks go and the
 // job's engine settings.
 type JobSpec struct {
-	NProcs  int
-	Hosts   []HostSlots
-	Program string
-	Args    []string
+	// Settings are the engine's, as svmf run's flags give them; NProcs
+	// is the job's size.
+	Settings engine.Settings
+	Hosts    []HostSlots
+	Program  string
+	Args     []string
 	// Env and Dir are the submitter's environment and working directory,
 	// which every rank gets on whatever node.
-	Env []string
-	Dir string
-	// The engine's settings, as svmf run's flags give them.
-	RegionSize  uint64
-	Base        uint64
-	Locks       uint32
-	Barriers    uint32
-	GCThreshold int64
-	Prefetch    bool
-	KillAfter   int64 // nanoseconds; 0: the node's kill_after
+	Env       []string
+	Dir       string
+	KillAfter int64 // nanoseconds; 0: the node's kill_after
 }
 
 type jobStart struct {

@@ -34,8 +34,8 @@ import (
 	"github.com/svmcluster/svm/protocol"
 )
 
-// Config describes a job.
-type Config struct {
+// Settings are a job's settings: the same in every engine of the job.
+type Settings struct {
 	NProcs int
 	// RegionSize is the shared region's size in bytes (a multiple of the
 	// page size); each rank's memory is sparse, so unused parts cost nothing.
@@ -48,6 +48,11 @@ type Config struct {
 	// GCThreshold, Prefetch: see rank.Config.
 	GCThreshold int64
 	Prefetch    bool
+}
+
+// Config describes one engine's part of a job.
+type Config struct {
+	Settings
 	// Socket is the path of the unix socket the ranks connect to.
 	Socket string
 	// Ranks are the ranks this engine hosts; empty: every rank of the job.
@@ -91,13 +96,19 @@ const (
 	DefaultBase       = 0x400000000000
 )
 
-// DefaultConfig returns the defaults for a job of nprocs ranks.
-func DefaultConfig(nprocs int, socket string) Config {
-	return Config{
+// DefaultSettings returns the defaults for a job of nprocs ranks.
+func DefaultSettings(nprocs int) Settings {
+	return Settings{
 		NProcs: nprocs, RegionSize: DefaultRegionSize, Base: DefaultBase,
 		Locks: rank.DefaultLocks, Barriers: rank.DefaultBarriers,
-		GCThreshold: rank.DefaultGCThreshold, Prefetch: true, Socket: socket,
+		GCThreshold: rank.DefaultGCThreshold, Prefetch: true,
 	}
+}
+
+// DefaultConfig returns the defaults for an engine hosting every rank of a
+// job of nprocs ranks.
+func DefaultConfig(nprocs int, socket string) Config {
+	return Config{Settings: DefaultSettings(nprocs), Socket: socket}
 }
 
 // Engine serves one job.
