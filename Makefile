@@ -4,11 +4,11 @@ export PATH := /usr/local/go/bin:$(PATH)
 GO ?= go
 
 # The pure packages: no I/O, run under the race detector.
-PURE := ./diff/... ./protocol/... ./lrc/... ./lock/... ./barrier/... ./dsm/rank/...
+PURE := ./diff/... ./protocol/... ./lrc/... ./lock/... ./barrier/... ./dsm/rank/... ./svmfortran/...
 SEEDS ?= 100000
 FUZZTIME ?= 60s
 
-.PHONY: all setup build lint test demo sim bench soak fuzz clean
+.PHONY: all setup build install lint test demo sim bench soak fuzz clean
 
 all: build
 
@@ -17,11 +17,17 @@ setup:
 
 BENCHES := sor is ep tsp qsort water barnes fft
 
+# bin/svmf and bin/svmd, lib/libsvm.a (and libsvmf.a), include/ (svm.h,
+# svm_fortran.h, Tmk.h, the Fortran module svm.mod), and the benchmarks.
 build: setup
 	$(GO) build ./...
-	$(GO) build -o bin/svmf ./cmd/svmf
-	$(GO) build -o bin/svmd ./cmd/svmd
+	scripts/install-layout .
 	for b in $(BENCHES); do $(GO) build -o bin/$$b ./bench/$$b || exit 1; done
+
+# The same layout under PREFIX (bin/, lib/, include/), like an installed MPI.
+install: setup
+	@if [ -z "$(PREFIX)" ]; then echo "make install: give the directory: make install PREFIX=/opt/svm"; exit 2; fi
+	scripts/install-layout "$(PREFIX)"
 
 lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
@@ -71,4 +77,4 @@ fuzz: setup
 	$(GO) test ./dsm/daemon -run='^$$' -fuzz='^FuzzHandle$$' -fuzztime=$(FUZZTIME)
 
 clean:
-	rm -rf bin
+	rm -rf bin lib include

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -225,6 +226,12 @@ func (n *Node) NProcs() int { return n.nprocs }
 // PageSize returns the size of a page of shared memory.
 func (n *Node) PageSize() int { return n.pageSize }
 
+// Locks returns the job's lock count: lock ids are 0..Locks()-1.
+func (n *Node) Locks() int { return int(n.locks) }
+
+// Barriers returns the job's barrier count: barrier ids are 0..Barriers()-1.
+func (n *Node) Barriers() int { return int(n.barriers) }
+
 // Alloc allocates size bytes of shared memory, page aligned. It is
 // collective: every rank calls it, in the same order with the same sizes,
 // and gets the same address. The memory is not zeroed if it was freed before.
@@ -263,8 +270,63 @@ func (n *Node) Share(root int, a Addr) (Addr, error) {
 	if root < 0 || root >= n.nprocs {
 		return 0, fmt.Errorf("dsm: share: root rank %d out of range [0,%d)", root, n.nprocs)
 	}
-	rep, err := n.call(link.Request{Op: link.OpShare, Root: root, Addr: uint64(a)})
+	rep, err := n.call(link.Request{Op: link.OpShare, ID: n.barriers, Root: root, Addr: uint64(a)})
 	return Addr(rep.Value), err
+}
+
+// ShareAmong is Share within a processor set: every member of members calls
+// it with the same barrier id, root and set, and gets the value root passed;
+// what root wrote before it is visible to every member after it. It is a
+// barrier over the set (id as for BarrierAmong) that carries one value.
+func (n *Node) ShareAmong(id int, members []int, root int, value uint64) (uint64, error) {
+	if err := n.checkSet("share", id, members); err != nil {
+		return 0, err
+	}
+	if !slices.Contains(members, root) {
+		return 0, fmt.Errorf("dsm: share: root rank %d is not in the processor set %v", root, members)
+	}
+	rep, err := n.call(link.Request{Op: link.OpShare, ID: uint32(id), Members: members, Root: root, Addr: value})
+	return rep.Value, err
+}
+
+// BarrierAmong waits until every rank of the processor set members (which
+// must include this rank) has called BarrierAmong(id, members); then what
+// each wrote before it is visible to all of them. Ranks outside the set take
+// no part. Sets in use at the same time must use different ids unless they
+// are disjoint.
+func (n *Node) BarrierAmong(id int, members []int) error {
+	if err := n.checkSet("barrier", id, members); err != nil {
+		return err
+	}
+	_, err := n.call(link.Request{Op: link.OpBarrier, ID: uint32(id), Members: members})
+	return err
+}
+
+func (n *Node) checkSet(what string, id int, members []int) error {
+	if id < 0 || uint64(id) >= uint64(n.barriers) {
+		return fmt.Errorf("dsm: %s: barrier %d out of range [0,%d)", what, id, n.barriers)
+	}
+	if len(members) == 0 {
+		return fmt.Errorf("dsm: %s: empty processor set", what)
+	}
+	if !slices.Contains(members, n.rank) {
+		return fmt.Errorf("dsm: %s: processor set %v does not include rank %d", what, members, n.rank)
+	}
+	for _, r := range members {
+		if r < 0 || r >= n.nprocs {
+			return fmt.Errorf("dsm: %s: processor set %v names rank %d, outside [0,%d)", what, members, r, n.nprocs)
+		}
+	}
+	return nil
+}
+
+// FetchAdd adds delta to shared counter c and returns the value it had.
+// Counters start at 0; each is kept by the engine of rank c mod NProcs and
+// updated there atomically, in one round trip: self-scheduled loops take
+// their chunks from one. FetchAdd orders no memory.
+func (n *Node) FetchAdd(c uint32, delta int64) (int64, error) {
+	rep, err := n.call(link.Request{Op: link.OpFetchAdd, ID: c, Delta: delta})
+	return int64(rep.Value), err
 }
 
 // Free returns memory from Alloc or Malloc.

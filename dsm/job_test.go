@@ -52,7 +52,7 @@ func TestJobs(t *testing.T) {
 		np       int
 		prefetch bool
 	}{{"read-fault", 2, true}, {"write-fault", 2, true}, {"remote-fetch", 2, false}, {"remote-fetch", 3, true},
-		{"lock-local", 2, true}, {"lock-remote", 2, true}, {"lock-contended", 4, true}, {"barrier", 3, true}} {
+		{"lock-local", 2, true}, {"lock-remote", 2, true}, {"lock-contended", 4, true}, {"fetch-add", 3, true}, {"barrier", 3, true}} {
 		t.Run(fmt.Sprintf("%s-%d", tc.name, tc.np), func(t *testing.T) {
 			out := runJob(t, tc.name, tc.np, tc.prefetch, "300")
 			if ns, err := strconv.ParseFloat(strings.TrimSpace(out), 64); err != nil || ns <= 0 {
@@ -113,6 +113,17 @@ func BenchmarkLockContended(b *testing.B) {
 	for _, np := range []int{2, 4, 8} {
 		b.Run(fmt.Sprintf("N=%d", np), func(b *testing.B) {
 			reportNs(b, runJob(b, "lock-contended", np, true, strconv.Itoa(b.N)), "acquires")
+		})
+	}
+}
+
+// BenchmarkFetchAdd: N ranks take tickets from one shared counter (the
+// dynamic loops' chunks); the time is per ticket, all ranks together.
+// Compare BenchmarkLockContended, a lock-protected counter in shared memory.
+func BenchmarkFetchAdd(b *testing.B) {
+	for _, np := range []int{2, 4, 8} {
+		b.Run(fmt.Sprintf("N=%d", np), func(b *testing.B) {
+			reportNs(b, runJob(b, "fetch-add", np, true, strconv.Itoa(b.N)), "tickets")
 		})
 	}
 }

@@ -34,7 +34,7 @@ func (l Limits) Check(m Message) error {
 		if m.Op < AllocCollective || m.Op > AllocFree {
 			err = fmt.Errorf("unknown allocation op %d", m.Op)
 		}
-	case *AllocReply:
+	case *AllocReply, *CounterRequest, *CounterReply:
 	case nil:
 		return errors.New("nil message")
 	default:

@@ -75,6 +75,10 @@ func Decode(b []byte) (Message, error) {
 		m = &AllocRequest{}
 	case MsgAllocReply:
 		m = &AllocReply{}
+	case MsgCounterRequest:
+		m = &CounterRequest{}
+	case MsgCounterReply:
+		m = &CounterReply{}
 	default:
 		return nil, fmt.Errorf("decode: unknown message type %d", b[0])
 	}

@@ -18,27 +18,31 @@ type MsgType uint8
 
 // The message kinds.
 const (
-	MsgLockRequest   MsgType = 1 // acquirer → lock manager
-	MsgLockForward   MsgType = 2 // lock manager → last requester
-	MsgLockGrant     MsgType = 3 // releaser → acquirer, with the intervals it lacks
-	MsgBarrierArrive MsgType = 4 // member → barrier manager, with new intervals
-	MsgBarrierDepart MsgType = 5 // barrier manager → member, with the intervals it lacks
-	MsgDiffRequest   MsgType = 6 // faulting rank → writer: diffs for one or more pages
-	MsgDiffResponse  MsgType = 7 // writer → faulting rank
-	MsgAllocRequest  MsgType = 8 // rank → rank 0, which keeps the job's allocator
-	MsgAllocReply    MsgType = 9 // rank 0 → rank
+	MsgLockRequest    MsgType = 1  // acquirer → lock manager
+	MsgLockForward    MsgType = 2  // lock manager → last requester
+	MsgLockGrant      MsgType = 3  // releaser → acquirer, with the intervals it lacks
+	MsgBarrierArrive  MsgType = 4  // member → barrier manager, with new intervals
+	MsgBarrierDepart  MsgType = 5  // barrier manager → member, with the intervals it lacks
+	MsgDiffRequest    MsgType = 6  // faulting rank → writer: diffs for one or more pages
+	MsgDiffResponse   MsgType = 7  // writer → faulting rank
+	MsgAllocRequest   MsgType = 8  // rank → rank 0, which keeps the job's allocator
+	MsgAllocReply     MsgType = 9  // rank 0 → rank
+	MsgCounterRequest MsgType = 10 // rank → the counter's manager: fetch and add
+	MsgCounterReply   MsgType = 11 // manager → rank: the counter's previous value
 )
 
 var msgTypeNames = map[MsgType]string{
-	MsgLockRequest:   "LockRequest",
-	MsgLockForward:   "LockForward",
-	MsgLockGrant:     "LockGrant",
-	MsgBarrierArrive: "BarrierArrive",
-	MsgBarrierDepart: "BarrierDepart",
-	MsgDiffRequest:   "DiffRequest",
-	MsgDiffResponse:  "DiffResponse",
-	MsgAllocRequest:  "AllocRequest",
-	MsgAllocReply:    "AllocReply",
+	MsgLockRequest:    "LockRequest",
+	MsgLockForward:    "LockForward",
+	MsgLockGrant:      "LockGrant",
+	MsgBarrierArrive:  "BarrierArrive",
+	MsgBarrierDepart:  "BarrierDepart",
+	MsgDiffRequest:    "DiffRequest",
+	MsgDiffResponse:   "DiffResponse",
+	MsgAllocRequest:   "AllocRequest",
+	MsgAllocReply:     "AllocReply",
+	MsgCounterRequest: "CounterRequest",
+	MsgCounterReply:   "CounterReply",
 }
 
 // MsgTypes lists every message kind in wire order.
@@ -47,6 +51,7 @@ var MsgTypes = []MsgType{
 	MsgBarrierArrive, MsgBarrierDepart,
 	MsgDiffRequest, MsgDiffResponse,
 	MsgAllocRequest, MsgAllocReply,
+	MsgCounterRequest, MsgCounterReply,
 }
 
 func (t MsgType) String() string {
@@ -294,3 +299,31 @@ type AllocReply struct {
 
 // Type reports MsgAllocReply.
 func (m *AllocReply) Type() MsgType { return MsgAllocReply }
+
+// CounterRequest asks the engine of a counter's manager (rank Counter mod
+// the job's size) to add Delta to the counter and return the value it had:
+// the shared counter of self-scheduled loops, in one round trip. Counters
+// start at 0 and order no memory.
+type CounterRequest struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	ID       uint32
+	Counter  uint32
+	Delta    int64
+}
+
+// Type reports MsgCounterRequest.
+func (m *CounterRequest) Type() MsgType { return MsgCounterRequest }
+
+// CounterReply answers the CounterRequest with the same ID.
+type CounterReply struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	ID       uint32
+	Value    int64
+}
+
+// Type reports MsgCounterReply.
+func (m *CounterReply) Type() MsgType { return MsgCounterReply }
+
+// CounterManager returns the rank whose engine keeps counter c in a job of
+// nprocs ranks.
+func CounterManager(c uint32, nprocs int) int { return int(c % uint32(nprocs)) }

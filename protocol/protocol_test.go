@@ -39,7 +39,11 @@ func randMessage(rng *rand.Rand, n int, pages uint32) Message {
 		}
 		return ivs
 	}
-	switch rng.IntN(9) {
+	switch rng.IntN(11) {
+	case 9:
+		return &CounterRequest{ID: rng.Uint32(), Counter: rng.Uint32(), Delta: rng.Int64() - rng.Int64()}
+	case 10:
+		return &CounterReply{ID: rng.Uint32(), Value: rng.Int64() - rng.Int64()}
 	case 7:
 		return &AllocRequest{ID: rng.Uint32(), Op: AllocOp(1 + rng.IntN(3)), Size: rng.Uint64(), Addr: rng.Uint64()}
 	case 8:
@@ -143,13 +147,15 @@ func TestWireFormat(t *testing.T) {
 		{&BarrierDepart{Barrier: 1, Episode: 4, Shared: true, Value: 0x1000}, "05960104c0c2c3cd1000"},
 		{&DiffRequest{ID: 9, Pages: []PageIntervals{{Page: 5, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "0692099193059192" + "0001c2"},
 		{&DiffResponse{ID: 9, Pages: []PageDiffs{{Page: 5, Diffs: []IntervalDiff{{Interval: IntervalID{Rank: 0, Index: 1}, Diff: []byte{0, 0, 0xaa}}}}}}, "0792099193059192920001c403" + "0000aac0"},
+		{&CounterRequest{ID: 2, Counter: 7, Delta: -1}, "0a930207ff"},
+		{&CounterReply{ID: 2, Value: 300}, "0b9202cd012c"},
 	}
 	for _, c := range cases {
 		b, err := Encode(c.m)
 		require.NoError(t, err)
 		assert.Equal(t, c.hex, hex.EncodeToString(b), "%v", c.m.Type())
 	}
-	assert.Equal(t, []MsgType{1, 2, 3, 4, 5, 6, 7, 8, 9}, MsgTypes)
+	assert.Equal(t, []MsgType{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, MsgTypes)
 }
 
 func TestDecodeErrors(t *testing.T) {

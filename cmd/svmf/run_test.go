@@ -116,6 +116,16 @@ func TestLockCounter(t *testing.T) {
 	assert.Contains(t, j.stdout, "counter 2000;")
 }
 
+// TestProcessorSetsAndCounters: set barriers and shares in two halves of
+// the job at once, and fetch-and-add counters.
+func TestProcessorSetsAndCounters(t *testing.T) {
+	for _, np := range []string{"1", "5"} {
+		j := svmf(t, time.Minute, nil, "run", "-np", np, testprog, "sets")
+		okJob(t, j)
+		assert.Contains(t, j.stdout, "sets ok")
+	}
+}
+
 func TestFalseSharing(t *testing.T) {
 	okJob(t, svmf(t, time.Minute, nil, "run", "-np", "4", testprog, "falseshare", "-phases", "15"))
 }

@@ -20,7 +20,7 @@ func BenchmarkAcrossNodes(b *testing.B) {
 		np   int
 	}{
 		{"remote-fetch", 2}, {"lock-remote", 2},
-		{"lock-contended", 2}, {"lock-contended", 4},
+		{"lock-contended", 2}, {"lock-contended", 4}, {"fetch-add", 2}, {"fetch-add", 4},
 		{"barrier", 2}, {"barrier", 4}, {"barrier", 8},
 	} {
 		for _, split := range []struct {

@@ -45,6 +45,7 @@ func TestJobsAcrossTwoAndThreeNodes(t *testing.T) {
 				{[]string{prog, "counter", "-k", "100"}, "counter 400"},
 				{[]string{prog, "falseshare", "-phases", "6"}, ""},
 				{[]string{prog, "list", "-n", "200"}, ""},
+				{[]string{prog, "sets", "-rounds", "6", "-k", "30"}, "sets ok"},
 				{[]string{c.bin.sor, "-check", "-rows", "256", "-cols", "512", "-iter", "10"}, "check ok"},
 			} {
 				// Submit through the last node: the head need not host rank 0.

@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -139,7 +140,12 @@ type Engine struct {
 	// allocWaits are the ranks waiting for rank 0's engine to allocate.
 	allocWaits  map[uint32]*host
 	nextAllocID uint32
-	encodeBuf   []byte
+	// counters are the fetch-and-add counters managed by the ranks hosted
+	// here; counterWaits the ranks waiting for another engine's counter.
+	counters       map[uint32]int64
+	counterWaits   map[uint32]*host
+	nextCounterReq uint32
+	encodeBuf      []byte
 }
 
 type allocation struct {
@@ -184,7 +190,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg: cfg, pageSize: ps, pages: int(cfg.RegionSize / uint64(ps)),
 		ended: make(chan struct{}), stopFD: stopFD,
 		alloc: newAllocator(cfg.RegionSize), allocs: make([]int, cfg.NProcs),
-		allocWaits: make(map[uint32]*host), hosts: make([]*host, cfg.NProcs),
+		allocWaits: make(map[uint32]*host), counters: make(map[uint32]int64), counterWaits: make(map[uint32]*host), hosts: make([]*host, cfg.NProcs),
 	}
 	for r := range cfg.NProcs {
 		if !local[r] {
@@ -482,12 +488,21 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 			if req.Root < 0 || req.Root >= e.cfg.NProcs {
 				return fmt.Errorf("root rank %d out of range [0,%d)", req.Root, e.cfg.NProcs)
 			}
-			// The share barrier is the one past the applications' ids.
-			if h.id == req.Root {
-				return h.proto.ShareAt(e.cfg.Barriers, nil, req.Addr)
+			// Share among every rank uses the barrier past the
+			// applications' ids; among a processor set, the id given.
+			if req.ID > e.cfg.Barriers {
+				return fmt.Errorf("barrier %d out of range [0,%d)", req.ID, e.cfg.Barriers)
 			}
-			return h.proto.Barrier(e.cfg.Barriers, nil)
+			if len(req.Members) > 0 && !slices.Contains(req.Members, req.Root) {
+				return fmt.Errorf("root rank %d is not in the processor set %v", req.Root, req.Members)
+			}
+			if h.id == req.Root {
+				return h.proto.ShareAt(req.ID, req.Members, req.Addr)
+			}
+			return h.proto.Barrier(req.ID, req.Members)
 		})
+	case link.OpFetchAdd:
+		e.fetchAdd(h, req)
 	case link.OpValidate:
 		err = e.validate(h, req)
 	case link.OpAlloc, link.OpMalloc, link.OpFree:
@@ -613,6 +628,27 @@ func (e *Engine) collectiveAlloc(r int, size uint64) (uint64, error) {
 	return e.collective[k].addr, nil
 }
 
+// fetchAdd serves a fetch-and-add of h's application: here if this engine
+// hosts the counter's manager, else by asking the manager's engine.
+func (e *Engine) fetchAdd(h *host, req link.Request) {
+	mgr := protocol.CounterManager(req.ID, e.cfg.NProcs)
+	if e.hosts[mgr] != nil {
+		e.reply(h, link.Reply{Value: uint64(e.addToCounter(req.ID, req.Delta))})
+		return
+	}
+	e.nextCounterReq++
+	id := e.nextCounterReq
+	e.counterWaits[id] = h
+	h.call = &call{op: req.Op}
+	e.send(h, protocol.Envelope{From: h.id, To: mgr, Msg: &protocol.CounterRequest{ID: id, Counter: req.ID, Delta: req.Delta}})
+}
+
+func (e *Engine) addToCounter(c uint32, delta int64) int64 {
+	v := e.counters[c]
+	e.counters[c] = v + delta
+	return v
+}
+
 // Deliver hands the engine a message from a rank hosted elsewhere, which
 // took size bytes on the wire.
 func (e *Engine) Deliver(env protocol.Envelope, size int) error {
@@ -657,6 +693,20 @@ func (e *Engine) deliver(env protocol.Envelope, size int) error {
 		} else {
 			e.reply(h, link.Reply{Value: m.Addr})
 		}
+	case *protocol.CounterRequest:
+		if mgr := protocol.CounterManager(m.Counter, e.cfg.NProcs); mgr != env.To {
+			return fmt.Errorf("engine: counter %d request for rank %d, but rank %d manages it", m.Counter, env.To, mgr)
+		}
+		v := e.addToCounter(m.Counter, m.Delta)
+		e.send(to, protocol.Envelope{From: env.To, To: env.From, Msg: &protocol.CounterReply{ID: m.ID, Value: v}})
+	case *protocol.CounterReply:
+		h := e.counterWaits[m.ID]
+		if h == nil || h != to {
+			return fmt.Errorf("engine: counter reply %d for rank %d answers no request", m.ID, env.To)
+		}
+		delete(e.counterWaits, m.ID)
+		h.call = nil
+		e.reply(h, link.Reply{Value: uint64(m.Value)})
 	default:
 		e.inbox = append(e.inbox, env)
 	}

@@ -36,9 +36,10 @@ const (
 	OpValidate               // Addr, Size, Write
 	OpStats                  // reply: Stats
 	OpClose
+	OpFetchAdd // ID = counter, Delta; reply: Value = the counter's previous value
 )
 
-var opNames = [...]string{"", "join", "attach", "alloc", "malloc", "free", "share", "lock", "unlock", "barrier", "validate", "stats", "close"}
+var opNames = [...]string{"", "join", "attach", "alloc", "malloc", "free", "share", "lock", "unlock", "barrier", "validate", "stats", "close", "fetch-add"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && o > 0 {
@@ -57,6 +58,7 @@ type Request struct {
 	Root    int    `msgpack:"t,omitempty"`
 	Write   bool   `msgpack:"w,omitempty"`
 	Members []int  `msgpack:"m,omitempty"`
+	Delta   int64  `msgpack:"d,omitempty"`
 }
 
 // Reply answers a request. Err, if set, says what was wrong with it.

@@ -20,7 +20,7 @@ var Sink byte
 // Names are the microbenchmarks, with the fewest ranks each needs.
 var Names = map[string]int{
 	"read-fault": 2, "write-fault": 2, "remote-fetch": 2, "lock-local": 2,
-	"lock-remote": 2, "lock-contended": 2, "barrier": 2,
+	"lock-remote": 2, "lock-contended": 2, "fetch-add": 2, "barrier": 2,
 }
 
 // Run runs microbenchmark name for n operations as this rank of the job,
@@ -182,6 +182,28 @@ func Run(node *dsm.Node, name string, n int) (float64, error) {
 		if node.Rank() == 0 && counter[0] != int64(n) {
 			return 0, fmt.Errorf("counter %d after %d acquisitions", counter[0], n)
 		}
+	case "fetch-add":
+		// What a self-scheduled loop pays per chunk: N ranks take tickets
+		// from one counter (kept by rank 1's engine) until n are taken;
+		// the time is per ticket, all ranks together. Beside
+		// lock-contended, the lock-protected shared word it replaces.
+		if err := node.Barrier(0); err != nil {
+			return 0, err
+		}
+		start := time.Now()
+		for {
+			v, err := node.FetchAdd(1, 1)
+			if err != nil {
+				return 0, err
+			}
+			if v >= int64(n) {
+				break
+			}
+		}
+		if err := node.Barrier(1); err != nil {
+			return 0, err
+		}
+		elapsed = time.Since(start)
 	case "barrier":
 		start := time.Now()
 		for range n {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -23,13 +24,13 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: testprog counter|falseshare|list|gc|crash|hang|misuse|deadlock|syscall|micro [flags]")
+		fmt.Fprintln(os.Stderr, "usage: testprog counter|falseshare|list|gc|crash|hang|misuse|deadlock|syscall|micro|sets [flags]")
 		os.Exit(2)
 	}
 	progs := map[string]func(*dsm.Node, []string) error{
 		"counter": counter, "falseshare": falseShare, "list": list, "gc": gcStress,
 		"crash": crash, "hang": hang, "misuse": misuse, "deadlock": deadlock, "syscall": sysRead,
-		"micro": micro,
+		"micro": micro, "sets": sets,
 	}
 	prog, ok := progs[os.Args[1]]
 	if !ok {
@@ -350,6 +351,100 @@ func misuse(n *dsm.Node, args []string) error {
 		}
 		fmt.Println("misuse: every wrong call was refused")
 		os.Exit(0)
+	}
+	return nil
+}
+
+// sets: processor-set barriers and shares in two disjoint halves of the job
+// at once, and fetch-and-add counters managed by every rank: each value a
+// counter hands out is handed out once.
+func sets(n *dsm.Node, args []string) error {
+	fs := flag.NewFlagSet("sets", flag.ExitOnError)
+	rounds := fs.Int("rounds", 20, "rounds of set barriers and shares")
+	k := fs.Int("k", 200, "fetch-and-adds per rank and counter")
+	fs.Parse(args)
+	np, me := n.NProcs(), n.Rank()
+	slots, err := n.Alloc(8 * np)
+	if err != nil {
+		return err
+	}
+	seen, err := n.Alloc(np * np * *k)
+	if err != nil {
+		return err
+	}
+	var half []int
+	for r := range np {
+		if (r < np/2) == (me < np/2) {
+			half = append(half, r)
+		}
+	}
+	v := dsm.Slice[int64](slots, np)
+	for round := range *rounds {
+		v[me] = int64(1000*round + me)
+		if err := n.BarrierAmong(1, half); err != nil {
+			return err
+		}
+		for _, r := range half {
+			if v[r] != int64(1000*round+r) {
+				return fmt.Errorf("round %d: slot of rank %d in my set reads %d after the set barrier", round, r, v[r])
+			}
+		}
+		root := half[round%len(half)]
+		got, err := n.ShareAmong(2, half, root, uint64(round*7+root))
+		if err != nil {
+			return err
+		}
+		if got != uint64(round*7+root) {
+			return fmt.Errorf("round %d: share from rank %d gave %d", round, root, got)
+		}
+		if err := n.BarrierAmong(1, half); err != nil { // nobody rewrites a slot before all have read it
+			return err
+		}
+	}
+	// Counter c is kept by rank c mod np: every rank's engine serves one.
+	marks := dsm.Bytes(seen, np*np**k)
+	for c := range np {
+		for range *k {
+			got, err := n.FetchAdd(uint32(c), 1)
+			if err != nil {
+				return err
+			}
+			if got < 0 || got >= int64(np**k) {
+				return fmt.Errorf("counter %d handed out %d, outside [0,%d)", c, got, np**k)
+			}
+			marks[c*np**k+int(got)] = byte(me + 1)
+		}
+	}
+	must(n.Barrier(0))
+	if me == 0 {
+		for i, m := range marks {
+			if m == 0 {
+				return fmt.Errorf("counter %d never handed out %d", i/(np**k), i%(np**k))
+			}
+		}
+		if got, err := n.FetchAdd(0, 0); err != nil || got != int64(np**k) {
+			return fmt.Errorf("counter 0 ends at %d (%v), want %d", got, err, np**k)
+		}
+		fmt.Printf("sets ok: %d rounds, %d fetch-and-adds\n", *rounds, np*np**k)
+	}
+	type wantErr struct {
+		err  error
+		want string
+	}
+	errs := []wantErr{
+		{n.BarrierAmong(64, half), "barrier 64 out of range"},
+		{n.BarrierAmong(1, nil), "empty processor set"},
+		{n.BarrierAmong(1, []int{me, np}), "outside [0,"},
+	}
+	if np > 1 {
+		_, errShare := n.ShareAmong(2, []int{me}, (me+1)%np, 1)
+		errs = append(errs, wantErr{n.BarrierAmong(1, []int{(me + 1) % np}), "does not include rank"},
+			wantErr{errShare, "is not in the processor set"})
+	}
+	for _, c := range errs {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			return fmt.Errorf("misuse: got %v, want an error containing %q", c.err, c.want)
+		}
 	}
 	return nil
 }
