@@ -45,11 +45,14 @@ test: setup lint
 	$(GO) test -race ./dsm/daemon -run 'TestLink|TestParse|TestPlace|TestStop|TestReadSecret|FuzzHandle'
 
 # The main job: red-black SOR on 4 ranks, checked against a sequential run;
-# then the same across two svmd nodes on this machine.
+# then the same across two svmd nodes on this machine; then the SVM-Fortran
+# shallow-water program built with svmf build, on 4 ranks beside the
+# gfortran-only build.
 demo: build
 	bin/sor -seq -iter 50
 	bin/svmf run -np 4 bin/sor -iter 50
 	scripts/demo-cluster
+	scripts/demo-shallow
 
 # The protocol simulator running SOR at TreadMarks' size on 8 ranks, with
 # the counts beside TreadMarks' published ones.
@@ -75,6 +78,8 @@ fuzz: setup
 	$(GO) test ./protocol -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./protocol/peer -run='^$$' -fuzz='^FuzzReadFrame$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./dsm/daemon -run='^$$' -fuzz='^FuzzHandle$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./svmfortran/syntax -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./svmfortran/compile -run='^$$' -fuzz='^FuzzCompile$$' -fuzztime=$(FUZZTIME)
 
 clean:
 	rm -rf bin lib include

@@ -231,6 +231,30 @@ func svm_distribute_linked(t, home C.int, targets *C.int) {
 	must(call, r.Distribute(int(t), 0, []svmfortran.Dist{dist}, tm.State() == svmfortran.Defined))
 }
 
+// templateBound returns a bound of dimension dim (1-based) of template t.
+func templateBound(call string, t, dim C.int, upper bool) C.int {
+	tm, err := rts(call).TemplateOf(int(t))
+	must(call, err)
+	b := tm.Bounds()
+	if dim < 1 || int(dim) > len(b) {
+		fatal(call, fmt.Errorf("template %s is %s with rank %d: it has no bounds in dimension %d", tm.Name(), tm.State(), tm.Rank(), dim))
+	}
+	if upper {
+		return C.int(b[dim-1].Hi)
+	}
+	return C.int(b[dim-1].Lo)
+}
+
+//export svm_template_lbound
+func svm_template_lbound(t, dim C.int) C.int {
+	return templateBound("svm_template_lbound", t, dim, false)
+}
+
+//export svm_template_ubound
+func svm_template_ubound(t, dim C.int) C.int {
+	return templateBound("svm_template_ubound", t, dim, true)
+}
+
 //export svm_owner
 func svm_owner(t C.int, coords *C.int) C.int {
 	const call = "svm_owner"

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,16 +51,7 @@ func compileCommand(lang string, args []string, stdout, stderr io.Writer) (int, 
 		fmt.Fprintln(stdout, strings.Join(argv, " "))
 		return 0, nil
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, stdout, stderr
-	if err := cmd.Run(); err != nil {
-		var exit *exec.ExitError
-		if errors.As(err, &exit) {
-			return exit.ExitCode(), nil // the compiler said what was wrong
-		}
-		return 2, fmt.Errorf("%s: %w", lang, err)
-	}
-	return 0, nil
+	return runCompiler(argv, stdout, stderr)
 }
 
 // compilerArgs returns the compiler's command line for args.

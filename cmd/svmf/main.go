@@ -1,8 +1,8 @@
 // Command svmf is the SVM driver: svmf run starts a job on this machine with
 // an embedded coherence engine (or on svmd nodes), svmf cc and svmf fc
 // compile C and Fortran programs against libsvm, and svmf sim runs the
-// protocol simulator on a benchmark's sharing pattern. The SVM-Fortran
-// compiler (build) joins them in a later step.
+// protocol simulator on a benchmark's sharing pattern; svmf build is the
+// SVM-Fortran compiler.
 package main
 
 import (
@@ -19,6 +19,7 @@ const usage = `usage: svmf <command> [arguments]
 commands:
   run     run a program as the ranks of a job on this machine (svmf run -h)
   sim     simulate a job on the protocol and count its messages (svmf sim -h)
+  build   compile an SVM-Fortran program (svmf build -h)
   cc      compile and link a C program against libsvm (svmf cc -h)
   fc      compile and link a Fortran program against libsvm (svmf fc -h)
 `
@@ -54,6 +55,8 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 			return 2, err
 		}
 		return 0, nil
+	case "build":
+		return buildCommand(args[1:], stdout, stderr)
 	case "cc", "fc":
 		return compileCommand(args[0], args[1:], stdout, stderr)
 	case "help", "-h", "--help":

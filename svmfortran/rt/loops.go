@@ -225,9 +225,27 @@ type sections struct {
 }
 
 // SectionsBegin starts a parallel section construct of n sections; sizes,
-// if not nil, gives each section's number of processors.
+// if not nil, gives each section's number of processors (SECTION ON P: P's
+// size). When the sizes add up to more processors than the active set has,
+// the sections are placed as without sizes, so a program written for many
+// processors still runs on few.
 func (r *Runtime) SectionsBegin(n int, sizes []int) error {
 	p := r.NumProc()
+	if sizes != nil {
+		if len(sizes) != n {
+			return fmt.Errorf("%d sections with %d processor counts", n, len(sizes))
+		}
+		total := 0
+		for s, size := range sizes {
+			if size < 1 {
+				return fmt.Errorf("section %d on %d processors", s+1, size)
+			}
+			total += size
+		}
+		if total > p {
+			sizes = nil
+		}
+	}
 	var parts [][]int
 	if sizes == nil {
 		var err error
@@ -235,14 +253,8 @@ func (r *Runtime) SectionsBegin(n int, sizes []int) error {
 			return err
 		}
 	} else {
-		if len(sizes) != n {
-			return fmt.Errorf("%d sections with %d processor counts", n, len(sizes))
-		}
 		next := 0
-		for s, size := range sizes {
-			if size < 1 || next+size > p {
-				return fmt.Errorf("section %d on %d processors: the %d processors of the active set are not enough for %v", s+1, size, p, sizes)
-			}
+		for _, size := range sizes {
 			parts = append(parts, seq(next, size))
 			next += size
 		}

@@ -392,7 +392,15 @@ func TestMisuse(t *testing.T) {
 		assert.ErrorContains(t, err, "loop handle 1 is not the innermost running loop")
 		_, err = r.SectionNext()
 		assert.ErrorContains(t, err, "no parallel section construct is running")
-		assert.ErrorContains(t, r.SectionsBegin(2, []int{1, 1}), "not enough")
+		assert.ErrorContains(t, r.SectionsBegin(2, []int{1, 0}), "section 2 on 0 processors")
+		assert.ErrorContains(t, r.SectionsBegin(2, []int{1}), "2 sections with 1 processor counts")
+		// Sizes beyond the set: placed as without sizes, one after the other here.
+		require.NoError(t, r.SectionsBegin(2, []int{1, 1}))
+		for _, want := range []int{1, 2, 0} {
+			s, err := r.SectionNext()
+			require.NoError(t, err)
+			assert.Equal(t, want, s)
+		}
 		_, err = r.LoopBegin(Strategy(42), []svmfortran.Block{{Lo: 1, Hi: 2}}, 0, 0, nil)
 		assert.ErrorContains(t, err, "unknown strategy 42")
 		return nil

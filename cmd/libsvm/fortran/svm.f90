@@ -179,6 +179,14 @@ module svm
       integer(c_int), value :: t, home
       integer(c_int), intent(in) :: targets(*)
     end subroutine
+    integer(c_int) function svm_template_lbound(t, dim) bind(C, name="svm_template_lbound")
+      import :: c_int
+      integer(c_int), value :: t, dim
+    end function
+    integer(c_int) function svm_template_ubound(t, dim) bind(C, name="svm_template_ubound")
+      import :: c_int
+      integer(c_int), value :: t, dim
+    end function
     integer(c_int) function svm_owner(t, coords) bind(C, name="svm_owner")
       import :: c_int
       integer(c_int), value :: t

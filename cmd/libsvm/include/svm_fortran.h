@@ -61,7 +61,8 @@ void svm_pset_barrier(void);
 
 /* Parallel sections: n sections placed on the active set — evenly, or on
  * consecutive positions of sizes[0..nsizes-1] processors (SECTION ON P);
- * nsizes 0 for even placement. Then loop:
+ * nsizes 0 for even placement, which is also used when the sizes add up
+ * to more than the active set. Then loop:
  *     while ((s = svm_section_next()) != 0) { run section s (1..n) }
  * Each section runs in its own derived set; the construct ends with a
  * barrier over the set. */
@@ -106,6 +107,9 @@ void svm_distribute_indirect(int t, int p, int *map);
 /* Linked: DISTRIBUTE (I) ONTO HOME(H(f(I))): element lo+i of rank-1
  * template t goes to the owner of H's element targets[i*rank(H) ..]. */
 void svm_distribute_linked(int t, int home, int *targets);
+/* The lower and upper bound of dimension dim (1-based) of a template. */
+int svm_template_lbound(int t, int dim);
+int svm_template_ubound(int t, int dim);
 /* The rank owning an element (where it is known locally), and whether this
  * rank owns it (1/0). */
 int svm_owner(int t, int *coords);

@@ -1,0 +1,24 @@
+C     Nested parallel sections (the paper's Figure 1).
+      PROGRAM SECT
+CSVM$ PROCESSORS:: P(MAX(1, NUMPROC()/2)), P1(MAX(1, NUMPROC()/2))
+CSVM$ PSECTION
+CSVM$ SECTION ON P
+      CALL F()
+CSVM$ PSECTION
+CSVM$ SECTION
+      CALL G(1)
+CSVM$ SECTION
+      CALL G(2)
+CSVM$ PSECTION_END
+CSVM$ SECTION ON P1
+      CALL G(3)
+CSVM$ BARRIER
+CSVM$ PSECTION_END
+      END
+
+      SUBROUTINE F()
+      END
+
+      SUBROUTINE G(K)
+      INTEGER K
+      END
