@@ -140,9 +140,15 @@ func join(socket string, r int) (*Node, error) {
 // userfaultfd and hands that to the engine. The process keeps no copy of
 // the userfaultfd: if the engine dies, the region stops being handled
 // instead of blocking faults forever.
+//
+// A job of one rank needs no coherence: its region is the memory itself,
+// and page faults are the kernel's, without the engine's round trip.
 func (n *Node) attach(memfd int) error {
 	if err := mapFixed(n.base, n.size, memfd); err != nil {
 		return err
+	}
+	if n.nprocs == 1 {
+		return nil
 	}
 	fd, err := uffd.Open(uffd.UFFD_FEATURE_MISSING_SHMEM | uffd.UFFD_FEATURE_MINOR_SHMEM | uffd.UFFD_FEATURE_WP_HUGETLBFS_SHMEM)
 	if err != nil {

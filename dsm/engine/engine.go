@@ -805,7 +805,13 @@ func (e *Engine) drain() {
 		h := e.hosts[env.To]
 		switch env.Msg.(type) {
 		case *protocol.LockGrant, *protocol.BarrierArrive, *protocol.BarrierDepart:
-			e.protect(h) // these may close h's interval
+			// These may close h's interval, but only while h waits in a
+			// call: an arrival at a barrier h has not reached closes
+			// nothing, and protecting then would take away pages h's
+			// application holds writable, validated for a system call.
+			if h.call != nil && h.call.op != link.OpValidate {
+				e.protect(h)
+			}
 		}
 		if err := h.proto.Step(env); err != nil {
 			e.fail(err)

@@ -69,6 +69,15 @@ func (ug *unitGen) body(e *emitter) {
 func (ug *unitGen) unitEnd(e *emitter, i int) {
 	s := ug.stmts[i]
 	ug.skip(e, s)
+	if ug.outline {
+		// The end of svm_body; the unit's exit code follows its call.
+		e.stmt(s.Pos, s.Label, "end subroutine svm_body")
+		e.stmt(s.Pos, 0, strings.TrimSpace(s.Text))
+		for _, rest := range ug.stmts[i+1:] {
+			ug.pass(e, rest)
+		}
+		return
+	}
 	label := ug.exitCode(e, s.Pos, s.Label)
 	e.stmt(s.Pos, label, strings.TrimSpace(s.Text))
 	for _, rest := range ug.stmts[i+1:] {
@@ -92,7 +101,7 @@ func (ug *unitGen) statement(e *emitter, s *syntax.Stmt) {
 		ug.errorf(s.Pos, "RETURN inside an exclusive region: the other processors wait in the region; end the region first")
 	case inner.Kind == syntax.KindReturn && ug.pdoBody:
 		ug.errorf(s.Pos, "RETURN inside a parallel loop")
-	case inner.Kind == syntax.KindReturn && ug.hasShared():
+	case inner.Kind == syntax.KindReturn && ug.hasShared() && !ug.outline:
 		ug.returnWithFrees(e, s)
 		return
 	case s.Kind == syntax.KindCall && s.Call != nil && ug.excl != nil && ug.subprograms[s.Call.Name]:

@@ -103,6 +103,11 @@ type unitGen struct {
 	initialised   map[string]bool // in DATA statements
 	specDists     []*syntax.Stmt  // DISTRIBUTEs of the specification part
 
+	// outline: the executable part becomes an internal subroutine taking
+	// the shared variables as dummy arguments (see outlined).
+	outline bool
+	formats []*syntax.Stmt // FORMATs of the specification part, moved into it
+
 	vars      map[string]string // generated variables: name -> declaration
 	uses      map[string]bool   // module svm entities used
 	nextLabel int
@@ -203,6 +208,7 @@ func (ug *unitGen) generate() {
 		return
 	}
 	ug.collect()
+	ug.outline = ug.outlined()
 	header, spec, entry, body := &emitter{form: ug.file.Form}, &emitter{form: ug.file.Form}, &emitter{form: ug.file.Form}, &emitter{form: ug.file.Form}
 	first := 0
 	if ug.u.Kind != syntax.MainProgram || isHeader(ug.stmts[0]) {
@@ -213,6 +219,9 @@ func (ug *unitGen) generate() {
 		ug.specStmt(spec, ug.stmts[i])
 	}
 	ug.entry(entry)
+	if ug.outline {
+		ug.outlineStart(entry)
+	}
 	ug.body(body)
 	if !ug.hasDirectives() {
 		// Nothing to translate: the unit as written.
@@ -505,6 +514,11 @@ func (ug *unitGen) arrayDeclared(name string) bool { return ug.boundsOf(name) !=
 // specStmt writes a statement of the specification part: COMMON
 // statements lose their shared blocks (whose variables become pointees).
 func (ug *unitGen) specStmt(e *emitter, s *syntax.Stmt) {
+	if ug.outline && s.Kind == syntax.KindFormat {
+		ug.skip(e, s)
+		ug.formats = append(ug.formats, s)
+		return
+	}
 	if s.Kind != syntax.KindCommon || !slices.ContainsFunc(s.Common, func(b syntax.CommonBlock) bool {
 		return slices.Contains(ug.sharedCommons, b.Name)
 	}) {
@@ -791,3 +805,72 @@ func dirName(k syntax.DirKind) string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// outlined reports whether the unit's executable part becomes an internal
+// subroutine svm_body whose dummy arguments are the shared variables. The
+// shared variables are Cray pointees, which gfortran assumes may alias
+// anything, so loops over them are not vectorised; as dummy arguments they
+// do not alias, and the loops compile as they would without SVM. Units
+// with internal procedures or ENTRY statements keep the pointees.
+func (ug *unitGen) outlined() bool {
+	if len(ug.shared) == 0 || ug.u.Kind == syntax.BlockData || ug.u.Kind == syntax.Module {
+		return false
+	}
+	for _, s := range ug.stmts {
+		if s.Kind == syntax.KindContains || strings.HasPrefix(strings.ToUpper(strings.TrimSpace(s.Text)), "ENTRY ") {
+			return false
+		}
+	}
+	return true
+}
+
+// outlineStart writes the call of svm_body, the unit's exit code after it,
+// and the start of svm_body: its dummy arguments' declarations and the
+// FORMAT statements of the specification part.
+func (ug *unitGen) outlineStart(e *emitter) {
+	at := ug.stmts[ug.exit].Pos
+	if ug.firstExec < len(ug.stmts) {
+		at = ug.stmts[ug.firstExec].Pos
+	}
+	var names []string
+	for _, v := range ug.shared {
+		names = append(names, v.name)
+	}
+	args := strings.Join(names, ", ")
+	e.stmt(at, 0, "call svm_body("+args+")")
+	ug.exitCode(e, at, 0)
+	e.stmt(at, 0, "contains")
+	e.stmt(at, 0, "subroutine svm_body("+args+")")
+	for _, v := range ug.shared {
+		typ, dims := ug.declarationOf(v.name)
+		switch {
+		case typ != "":
+			e.stmt(v.pos, 0, typ+" "+v.name+boundsText(dims))
+		case len(dims) > 0:
+			e.stmt(v.pos, 0, "dimension "+v.name+boundsText(dims))
+		}
+	}
+	for _, f := range ug.formats {
+		e.stmt(f.Pos, f.Label, strings.TrimSpace(f.Text))
+	}
+}
+
+// declarationOf returns the type a declaration gives name ("" when it is
+// typed implicitly) and its array bounds.
+func (ug *unitGen) declarationOf(name string) (string, []syntax.Bound) {
+	typ := ""
+	for _, s := range ug.stmts[:ug.firstExec] {
+		if s.Kind != syntax.KindTypeDecl {
+			continue
+		}
+		for _, e := range s.Decl {
+			if e.Name == name {
+				typ = s.TypeSpec
+			}
+		}
+	}
+	if strings.HasPrefix(strings.ToUpper(typ), "CHARACTER") && !strings.Contains(typ, "*") && !strings.Contains(typ, "(") {
+		typ = "CHARACTER"
+	}
+	return typ, ug.boundsOf(name)
+}
