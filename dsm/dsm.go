@@ -74,9 +74,28 @@ type Stats struct {
 	LockAcquiresLocal, LockAcquiresRemote, Barriers, Invalidations        int64
 }
 
+// Option is an option of Join.
+type Option func(*joinOptions)
+
+type joinOptions struct{ funneled bool }
+
+// Funneled promises that no thread of the process writes shared memory
+// while another thread is inside a call on the Node (MPI's
+// THREAD_FUNNELED, and what TreadMarks assumed). The engine then leaves the
+// pages written since the last synchronisation as they are during each
+// call, instead of write-protecting them first so that no write slips past
+// the comparison with their twins: one protection change per written page
+// and synchronisation saved. A Go program whose goroutines write shared
+// memory while another calls Barrier or Unlock must not use it.
+func Funneled() Option { return func(o *joinOptions) { o.funneled = true } }
+
 // Join joins the job this process was started in, using the environment
 // set by svmf run or svmd, and maps the shared region.
-func Join(ctx context.Context) (*Node, error) {
+func Join(ctx context.Context, opts ...Option) (*Node, error) {
+	var o joinOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
 	socket := os.Getenv(EnvSocket)
 	rankStr := os.Getenv(EnvRank)
 	if socket == "" || rankStr == "" {
@@ -92,7 +111,7 @@ func Join(ctx context.Context) (*Node, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		n, err := join(socket, r)
+		n, err := join(socket, r, o)
 		done <- result{n, err}
 	}()
 	select {
@@ -108,13 +127,13 @@ func Join(ctx context.Context) (*Node, error) {
 	}
 }
 
-func join(socket string, r int) (*Node, error) {
+func join(socket string, r int, o joinOptions) (*Node, error) {
 	conn, err := link.Dial(socket)
 	if err != nil {
 		return nil, fmt.Errorf("dsm: join: connecting to the engine: %w", err)
 	}
 	n := &Node{conn: conn, rank: r, held: make(map[int]bool)}
-	rep, fds, err := n.roundTrip(link.Request{Op: link.OpJoin, Rank: r})
+	rep, fds, err := n.roundTrip(link.Request{Op: link.OpJoin, Rank: r, Funneled: o.funneled})
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("dsm: join: %w", err)

@@ -131,6 +131,11 @@ func TestNativeCalls(t *testing.T) {
 		ok(t, r)
 		assert.Contains(t, r.stdout, "native ok: "+np+" ranks")
 	}
+	// Threads writing during calls: the engine protects written pages.
+	t.Setenv("SVM_THREADS", "multiple")
+	r := svmf(t, t.TempDir(), time.Minute, "run", "-np", "3", exe)
+	ok(t, r)
+	assert.Contains(t, r.stdout, "native ok: 3 ranks")
 }
 
 func TestCompilerWrappers(t *testing.T) {

@@ -8,6 +8,7 @@ import "C"
 import (
 	"context"
 	"errors"
+	"os"
 	"unsafe"
 
 	"github.com/svmcluster/svm/dsm"
@@ -24,7 +25,11 @@ func join() error {
 	if node != nil {
 		return errors.New("already joined")
 	}
-	n, err := dsm.Join(context.Background())
+	var opts []dsm.Option
+	if os.Getenv("SVM_THREADS") != "multiple" {
+		opts = append(opts, dsm.Funneled())
+	}
+	n, err := dsm.Join(context.Background(), opts...)
 	if err != nil {
 		return err
 	}

@@ -128,6 +128,11 @@ func TestProcessorSetsAndCounters(t *testing.T) {
 
 func TestFalseSharing(t *testing.T) {
 	okJob(t, svmf(t, time.Minute, nil, "run", "-np", "4", testprog, "falseshare", "-phases", "15"))
+	// Funneled: the engine leaves written pages writable around calls.
+	t.Setenv("SVM_TEST_FUNNELED", "1")
+	okJob(t, svmf(t, time.Minute, nil, "run", "-np", "4", testprog, "falseshare", "-phases", "15"))
+	okJob(t, svmf(t, time.Minute, nil, "run", "-np", "3", testprog, "counter", "-k", "300"))
+	okJob(t, svmf(t, time.Minute, nil, "run", "-np", "3", testprog, "syscall"))
 }
 
 func TestPointersInSharedMemory(t *testing.T) {

@@ -407,6 +407,7 @@ func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
 	}
 	h.conn = c
 	h.pid = int(cred.Pid)
+	h.funneled = req.Funneled
 	err = c.Send(link.Reply{Join: &link.Join{
 		NProcs: e.cfg.NProcs, Base: e.cfg.Base, Size: e.cfg.RegionSize, PageSize: e.pageSize,
 		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers,
@@ -716,7 +717,14 @@ func (e *Engine) deliver(env protocol.Envelope, size int) error {
 // protect write-protects the pages written in h's open interval before a
 // call that may close it, so that no write slips in between the close's
 // comparison with the twins and the protection.
+//
+// An application that promised funneled calls cannot write while it waits
+// in one, so its pages stay as they are: a change of protection per page and
+// synchronisation saved.
 func (e *Engine) protect(h *host) {
+	if h.funneled {
+		return
+	}
 	h.proto.ProtectDirty()
 	e.flush(h)
 }

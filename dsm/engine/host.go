@@ -33,9 +33,12 @@ type host struct {
 	// closed: the application called Close; gone: its connection ended
 	// without it. Either way the rank's memory stays served.
 	closed, gone bool
-	call         *call
-	allocs       int
-	sent         traffic
+	// funneled: the application writes shared memory only from threads not
+	// inside a call, so its dirty pages need no protection around calls.
+	funneled bool
+	call     *call
+	allocs   int
+	sent     traffic
 	// received counts what other ranks sent this one.
 	received traffic
 }

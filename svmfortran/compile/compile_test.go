@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -146,7 +147,11 @@ func FuzzCompile(f *testing.F) {
 		if free {
 			name = "fuzz.f90"
 		}
+		start := time.Now()
 		_, diags := Compile([]Source{{Path: name, Text: text}}, Options{})
+		if took, limit := time.Since(start), time.Second+time.Duration(len(text))*20*time.Microsecond; took > limit {
+			t.Fatalf("compiling %d bytes took %v (limit %v)", len(text), took, limit)
+		}
 		lines := strings.Count(string(text), "\n") + 1
 		for _, d := range diags {
 			if d.Pos.File == name && (d.Pos.Line < 1 || d.Pos.Line > lines) {

@@ -14,7 +14,12 @@
  *
  * Every call returns 0 on success and -1 on failure (unless it says
  * otherwise); svm_last_error() then gives the message. Calls may be made
- * from any thread; they are serialized. The coherence engine runs in another
+ * from any thread; they are serialized. As with TreadMarks (and MPI's
+ * THREAD_FUNNELED), no thread may write shared memory while another is
+ * inside a call: the engine then need not write-protect the pages written
+ * since the last synchronisation around each call. A program whose threads
+ * do write shared memory during calls runs with SVM_THREADS=multiple in
+ * its environment. The coherence engine runs in another
  * process, so a rank that is stopped in a debugger stops nobody else's
  * faults but its own.
  *

@@ -59,6 +59,9 @@ type Request struct {
 	Write   bool   `msgpack:"w,omitempty"`
 	Members []int  `msgpack:"m,omitempty"`
 	Delta   int64  `msgpack:"d,omitempty"`
+	// Funneled (OpJoin): no thread of the application writes shared
+	// memory while another is inside a call.
+	Funneled bool `msgpack:"f,omitempty"`
 }
 
 // Reply answers a request. Err, if set, says what was wrong with it.

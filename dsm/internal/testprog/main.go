@@ -37,7 +37,11 @@ func main() {
 		fmt.Fprintf(os.Stderr, "testprog: unknown program %q\n", os.Args[1])
 		os.Exit(2)
 	}
-	n, err := dsm.Join(context.Background())
+	var opts []dsm.Option
+	if os.Getenv("SVM_TEST_FUNNELED") == "1" {
+		opts = append(opts, dsm.Funneled())
+	}
+	n, err := dsm.Join(context.Background(), opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "testprog:", err)
 		os.Exit(1)
