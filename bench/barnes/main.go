@@ -102,7 +102,7 @@ func sequential(p params) ([]body, time.Duration, error) {
 }
 
 func parallel(p params, check bool, r report.Result) error {
-	n, err := dsm.Join(context.Background())
+	n, err := dsm.Join(context.Background(), dsm.Funneled()) // one goroutine writes shared memory
 	if err != nil {
 		return err
 	}

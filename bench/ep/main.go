@@ -171,7 +171,7 @@ func compute(p params, lo, hi int) tally {
 }
 
 func parallel(p params, check bool, r report.Result, stdout io.Writer) error {
-	n, err := dsm.Join(context.Background())
+	n, err := dsm.Join(context.Background(), dsm.Funneled()) // one goroutine writes shared memory
 	if err != nil {
 		return err
 	}

@@ -210,7 +210,7 @@ func sequential(p params) ([]complex128, time.Duration) {
 }
 
 func parallel(p params, check bool, r report.Result) error {
-	node, err := dsm.Join(context.Background())
+	node, err := dsm.Join(context.Background(), dsm.Funneled()) // one goroutine writes shared memory
 	if err != nil {
 		return err
 	}

@@ -238,7 +238,7 @@ func (s *sequential) verify() string {
 }
 
 func parallel(p params, check bool, r report.Result) error {
-	n, err := dsm.Join(context.Background())
+	n, err := dsm.Join(context.Background(), dsm.Funneled()) // one goroutine writes shared memory
 	if err != nil {
 		return err
 	}

@@ -120,7 +120,7 @@ func input(n int) []int32 {
 }
 
 func parallel(n, threshold int, check bool, r report.Result) error {
-	node, err := dsm.Join(context.Background())
+	node, err := dsm.Join(context.Background(), dsm.Funneled()) // one goroutine writes shared memory
 	if err != nil {
 		return err
 	}

@@ -98,7 +98,7 @@ func sequential(p params) (red, black []float32) {
 }
 
 func parallel(p params, check bool, r report.Result) error {
-	n, err := dsm.Join(context.Background())
+	n, err := dsm.Join(context.Background(), dsm.Funneled()) // one goroutine writes shared memory
 	if err != nil {
 		return err
 	}

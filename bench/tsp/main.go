@@ -102,7 +102,7 @@ func (alone) Lock(int) error   { return nil }
 func (alone) Unlock(int) error { return nil }
 
 func parallel(p *problem, check bool, r report.Result) error {
-	n, err := dsm.Join(context.Background())
+	n, err := dsm.Join(context.Background(), dsm.Funneled()) // one goroutine writes shared memory
 	if err != nil {
 		return err
 	}
