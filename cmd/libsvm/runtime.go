@@ -116,6 +116,16 @@ func svm_template(name *C.char, namelen C.int, rank C.int) C.int {
 	return C.int(h)
 }
 
+//export svm_release_processors
+func svm_release_processors(p C.int) {
+	must("svm_release_processors", rts("svm_release_processors").ReleaseProcessors(int(p)))
+}
+
+//export svm_release_template
+func svm_release_template(t C.int) {
+	must("svm_release_template", rts("svm_release_template").ReleaseTemplate(int(t)))
+}
+
 //export svm_template_create
 func svm_template_create(t C.int, lo, hi *C.int) {
 	const call = "svm_template_create"

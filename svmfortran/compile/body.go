@@ -101,7 +101,7 @@ func (ug *unitGen) statement(e *emitter, s *syntax.Stmt) {
 		ug.errorf(s.Pos, "RETURN inside an exclusive region: the other processors wait in the region; end the region first")
 	case inner.Kind == syntax.KindReturn && ug.pdoBody:
 		ug.errorf(s.Pos, "RETURN inside a parallel loop")
-	case inner.Kind == syntax.KindReturn && ug.hasShared() && !ug.outline:
+	case inner.Kind == syntax.KindReturn && ug.hasExitCode() && !ug.outline:
 		ug.returnWithFrees(e, s)
 		return
 	case s.Kind == syntax.KindCall && s.Call != nil && ug.excl != nil && ug.subprograms[s.Call.Name]:
@@ -138,8 +138,11 @@ func (ug *unitGen) internalIO(text string) bool {
 	return false
 }
 
-func (ug *unitGen) hasShared() bool {
-	return slices.ContainsFunc(ug.shared, func(v *sharedVar) bool { return v.common == "" })
+// hasExitCode reports whether the unit must run code before it returns:
+// free its shared variables, release its templates and arrangements.
+func (ug *unitGen) hasExitCode() bool {
+	return len(ug.templates)+len(ug.arrangements) > 0 ||
+		slices.ContainsFunc(ug.shared, func(v *sharedVar) bool { return v.common == "" })
 }
 
 // returnWithFrees frees the unit's shared variables before a RETURN (or

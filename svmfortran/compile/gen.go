@@ -686,6 +686,17 @@ func (ug *unitGen) allocateShared(e *emitter, at syntax.Pos) {
 // are freed (with a barrier over the set first); the main program also
 // frees the COMMON blocks and leaves the job.
 func (ug *unitGen) exitCode(e *emitter, pos syntax.Pos, label int) int {
+	// The unit's templates and arrangements go with it.
+	for _, name := range slices.Backward(ug.tmplOrder) {
+		ug.use("svm_release_template")
+		e.stmt(pos, label, fmt.Sprintf("call svm_release_template(%s)", ug.templates[name].handle))
+		label = 0
+	}
+	for _, name := range slices.Backward(ug.arrOrder) {
+		ug.use("svm_release_processors")
+		e.stmt(pos, label, fmt.Sprintf("call svm_release_processors(%s)", ug.arrangements[name].handle))
+		label = 0
+	}
 	for _, v := range slices.Backward(ug.shared) {
 		if v.common != "" {
 			continue

@@ -75,8 +75,8 @@ const (
 type Runtime struct {
 	comm         Comm
 	tree         *svmfortran.Tree
-	arrangements []*svmfortran.Arrangement
-	templates    []*svmfortran.Template
+	arrangements handles[svmfortran.Arrangement]
+	templates    handles[svmfortran.Template]
 	// recorded marks the templates holding a semi-dynamic loop's schedule.
 	recorded map[*svmfortran.Template]bool
 	loops    []*loop
@@ -106,8 +106,10 @@ func New(comm Comm) (*Runtime, error) {
 	}
 	return &Runtime{
 		comm: comm, tree: tree,
-		recorded: make(map[*svmfortran.Template]bool),
-		held:     make(map[int]int), commons: make(map[string]common), blocks: make(map[uintptr]uintptr),
+		arrangements: handles[svmfortran.Arrangement]{kind: "processor arrangement"},
+		templates:    handles[svmfortran.Template]{kind: "template"},
+		recorded:     make(map[*svmfortran.Template]bool),
+		held:         make(map[int]int), commons: make(map[string]common), blocks: make(map[uintptr]uintptr),
 	}, nil
 }
 

@@ -423,3 +423,29 @@ func TestMisuse(t *testing.T) {
 		return nil
 	})
 }
+
+// TestHandlesAreReused: a unit entered again and again declares its
+// template anew each time and releases it on return; the handles come back.
+func TestHandlesAreReused(t *testing.T) {
+	runJob(t, 1, func(r *Runtime) error {
+		keep, err := r.Template("KEEP", 1)
+		require.NoError(t, err)
+		for range 1000 {
+			p, err := r.Processors("P", []int{1})
+			require.NoError(t, err)
+			tm, err := r.Template("T", 1)
+			require.NoError(t, err)
+			require.NoError(t, r.Create(tm, []svmfortran.Block{{Lo: 1, Hi: 4}}))
+			require.NoError(t, r.Distribute(tm, p, []svmfortran.Dist{{Format: svmfortran.BlockFormat}}, false))
+			assert.Equal(t, 2, tm)
+			assert.Equal(t, 1, p)
+			require.NoError(t, r.ReleaseTemplate(tm))
+			require.NoError(t, r.ReleaseProcessors(p))
+		}
+		assert.Len(t, r.templates.items, 2)
+		assert.ErrorContains(t, r.ReleaseTemplate(2), "no template has handle 2")
+		assert.ErrorContains(t, r.Create(2, []svmfortran.Block{{Lo: 1, Hi: 4}}), "no template has handle 2")
+		_, err = r.TemplateOf(keep)
+		return err
+	})
+}

@@ -16,16 +16,13 @@ func (r *Runtime) Processors(name string, extents []int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	r.arrangements = append(r.arrangements, a)
-	return len(r.arrangements), nil
+	return r.arrangements.add(a), nil
 }
 
-func (r *Runtime) arrangement(h int) (*svmfortran.Arrangement, error) {
-	if h < 1 || h > len(r.arrangements) {
-		return nil, fmt.Errorf("no processor arrangement has handle %d (%d declared)", h, len(r.arrangements))
-	}
-	return r.arrangements[h-1], nil
-}
+func (r *Runtime) arrangement(h int) (*svmfortran.Arrangement, error) { return r.arrangements.get(h) }
+
+// ReleaseProcessors gives up arrangement h (its unit returns).
+func (r *Runtime) ReleaseProcessors(h int) error { return r.arrangements.release(h) }
 
 // ArrangementOf returns processor arrangement p.
 func (r *Runtime) ArrangementOf(p int) (*svmfortran.Arrangement, error) { return r.arrangement(p) }
@@ -37,16 +34,20 @@ func (r *Runtime) Template(name string, rank int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	r.templates = append(r.templates, t)
-	return len(r.templates), nil
+	return r.templates.add(t), nil
 }
 
-func (r *Runtime) template(h int) (*svmfortran.Template, error) {
-	if h < 1 || h > len(r.templates) {
-		return nil, fmt.Errorf("no template has handle %d (%d declared)", h, len(r.templates))
+// ReleaseTemplate gives up template h (its unit returns).
+func (r *Runtime) ReleaseTemplate(h int) error {
+	t, err := r.templates.get(h)
+	if err != nil {
+		return err
 	}
-	return r.templates[h-1], nil
+	delete(r.recorded, t)
+	return r.templates.release(h)
 }
+
+func (r *Runtime) template(h int) (*svmfortran.Template, error) { return r.templates.get(h) }
 
 // TemplateOf returns the descriptor of template h.
 func (r *Runtime) TemplateOf(h int) (*svmfortran.Template, error) { return r.template(h) }

@@ -139,6 +139,14 @@ module svm
       character(kind=c_char), intent(in) :: name(*)
       integer(c_int), value :: namelen, rank
     end function
+    subroutine svm_release_processors(p) bind(C, name="svm_release_processors")
+      import :: c_int
+      integer(c_int), value :: p
+    end subroutine
+    subroutine svm_release_template(t) bind(C, name="svm_release_template")
+      import :: c_int
+      integer(c_int), value :: t
+    end subroutine
     subroutine svm_template_create(t, lo, hi) bind(C, name="svm_template_create")
       import :: c_int
       integer(c_int), value :: t

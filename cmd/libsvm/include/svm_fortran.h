@@ -81,6 +81,11 @@ int svm_dispatch_recv(void);
  * Arrangement index i (column-major) is position i of the active set. */
 int svm_processors(char *name, int namelen, int rank, int *extents);
 
+/* Give up an arrangement or a template (when the unit declaring it
+ * returns); its handle may be given out again. */
+void svm_release_processors(int p);
+void svm_release_template(int t);
+
 /* TEMPLATE name(:, ...) of the given rank: state empty; returns its handle. */
 int svm_template(char *name, int namelen, int rank);
 /* CREATE: bounds lo..hi per dimension; empty -> declared. */

@@ -19,3 +19,14 @@ CSVM$ DISTRIBUTE (I) ONTO HOME(T(2*I)):: B
 CSVM$ UNDEF T2
 CSVM$ DESTROY S
       END
+
+C     A subprogram's template is released when it returns.
+      SUBROUTINE LOCAL(N, FLAG)
+      INTEGER N
+      LOGICAL FLAG
+CSVM$ PROCESSORS:: P(NUMPROC())
+CSVM$ TEMPLATE:: T(N)
+CSVM$ DISTRIBUTE (BLOCK) ONTO P:: T
+      IF (FLAG) RETURN
+      CALL WORK(N)
+      END
