@@ -101,6 +101,9 @@ type unitGen struct {
 	characters    map[string]bool // declared CHARACTER: an I/O unit of that name is an internal file
 	dummies       map[string]bool
 	initialised   map[string]bool // in DATA statements
+	equivalenced  map[string]bool // in EQUIVALENCE statements
+	saved         map[string]bool // named in SAVE statements
+	constants     map[string]bool // PARAMETERs
 	specDists     []*syntax.Stmt  // DISTRIBUTEs of the specification part
 
 	// outline: the executable part becomes an internal subroutine taking
@@ -131,6 +134,7 @@ func newUnitGen(g *fileGen, u *syntax.Unit) *unitGen {
 		arrangements: map[string]*arrangement{}, templates: map[string]*template{},
 		sharedByName: map[string]*sharedVar{}, commonVars: map[string][]syntax.Entity{},
 		declared: map[string]bool{}, characters: map[string]bool{}, dummies: map[string]bool{}, initialised: map[string]bool{},
+		equivalenced: map[string]bool{}, saved: map[string]bool{}, constants: map[string]bool{},
 		vars: map[string]string{}, uses: map[string]bool{}, nextLabel: 90000}
 	ug.stmts = flatten(u.Stmts)
 	ug.doEnd = matchDos(ug.stmts)
@@ -344,6 +348,21 @@ func (ug *unitGen) collect() {
 			for _, name := range identifiers(strings.SplitN(s.Text, "/", 2)[0]) {
 				ug.initialised[name] = true
 			}
+		case syntax.KindEquivalence:
+			for _, name := range identifiers(s.Text) {
+				ug.equivalenced[name] = true
+			}
+		case syntax.KindSave:
+			for _, name := range identifiers(s.Text) {
+				ug.saved[name] = true
+			}
+		case syntax.KindParameter:
+			// PARAMETER (N = 10, M = N*2): the names before each '='.
+			for _, part := range strings.Split(s.Text, ",") {
+				if ids := identifiers(strings.SplitN(part, "=", 2)[0]); len(ids) > 0 {
+					ug.constants[ids[len(ids)-1]] = true
+				}
+			}
 		}
 	}
 	if ug.nextLabel > 98000 {
@@ -454,6 +473,12 @@ func (ug *unitGen) declareShared(s *syntax.Stmt, name string) {
 		ug.errorf(s.Pos, "SHARED %s: %s is a dummy argument; it is whatever the caller passed", name, name)
 	case ug.initialised[name]:
 		ug.errorf(s.Pos, "SHARED %s: %s is initialised by DATA; shared data is allocated at run time", name, name)
+	case ug.constants[name]:
+		ug.errorf(s.Pos, "SHARED %s: %s is a PARAMETER, not a variable", name, name)
+	case ug.equivalenced[name]:
+		ug.errorf(s.Pos, "SHARED %s: %s is in an EQUIVALENCE; shared data is allocated on its own pages", name, name)
+	case ug.saved[name]:
+		ug.errorf(s.Pos, "SHARED %s: %s is SAVEd; shared data lives from the unit's start to its return (use a shared COMMON block)", name, name)
 	case ug.inCommon(name) != "":
 		ug.errorf(s.Pos, "SHARED %s: %s is in COMMON /%s/; share the block: SHARED:: /%s/", name, name, ug.inCommon(name), ug.inCommon(name))
 	case ug.sharedByName[name] != nil:
