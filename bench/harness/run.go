@@ -66,19 +66,6 @@ func (o outcome) passed(ranks int) *report.Result {
 	return nil
 }
 
-// failed reports whether the program failed to build or any run failed.
-func (o outcome) failed() bool {
-	if o.build != nil {
-		return true
-	}
-	for _, r := range o.runs {
-		if r.err != nil {
-			return true
-		}
-	}
-	return false
-}
-
 // label names a program variant for people: "sor zero".
 func (p program) label() string {
 	return strings.TrimSpace(p.name + " " + p.variant)

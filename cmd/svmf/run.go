@@ -162,12 +162,6 @@ func parseSize(s string) (uint64, error) {
 	return v * mult, nil
 }
 
-// rankExit is how one rank ended.
-type rankExit struct {
-	rank int
-	err  error
-}
-
 func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, stderr io.Writer) (int, error) {
 	dir, err := engine.SocketDir()
 	if err != nil {

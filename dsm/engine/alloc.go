@@ -74,9 +74,3 @@ func (a *allocator) release(off uint64) error {
 	a.free = slices.Insert(a.free, i, s)
 	return nil
 }
-
-// sizeOf returns the size of the allocation at off.
-func (a *allocator) sizeOf(off uint64) (uint64, bool) {
-	size, ok := a.used[off]
-	return size, ok
-}

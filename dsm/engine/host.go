@@ -37,7 +37,6 @@ type host struct {
 	// inside a call, so its dirty pages need no protection around calls.
 	funneled bool
 	call     *call
-	allocs   int
 	sent     traffic
 	// received counts what other ranks sent this one.
 	received traffic

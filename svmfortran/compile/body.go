@@ -844,7 +844,7 @@ func (ug *unitGen) runtimeLoop(e *emitter, s *syntax.Stmt, p *syntax.PDOSpec, al
 	case syntax.StratDynamic, syntax.StratSemiDynamic:
 		// Chunks of the outermost loop; the inner LOOPS run whole, as
 		// written (their bounds may depend on the outer index).
-		dos, offsets, order = dos[:1], offsets[:1], order[:1]
+		dos, order = dos[:1], order[:1]
 		dim[dos[0].Do.Var], order[0] = 0, dos[0]
 		strategy = "svm_sched_dynamic"
 		if p.Chunk.Text != "" {

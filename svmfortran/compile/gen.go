@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/svmcluster/svm/svmfortran/syntax"
@@ -55,11 +54,10 @@ func (g *fileGen) fromFile(s *syntax.Stmt) bool {
 
 // arrangement, template and shared are what a unit declares.
 type arrangement struct {
-	name    string
-	decl    syntax.Entity
-	handle  string // svm_p_NAME: the runtime handle
-	procs   string // svm_n_NAME: its number of processors
-	entered bool
+	name   string
+	decl   syntax.Entity
+	handle string // svm_p_NAME: the runtime handle
+	procs  string // svm_n_NAME: its number of processors
 }
 
 type template struct {
@@ -839,8 +837,6 @@ func dirName(k syntax.DirKind) string {
 		syntax.DirPageLock: "PAGE_LOCK", syntax.DirPageUnlock: "PAGE_UNLOCK", syntax.DirShared: "SHARED",
 	}[k]
 }
-
-func itoa(i int) string { return strconv.Itoa(i) }
 
 // outlined reports whether the unit's executable part becomes an internal
 // subroutine svm_body whose dummy arguments are the shared variables. The

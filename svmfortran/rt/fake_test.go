@@ -26,12 +26,11 @@ type fakeJob struct {
 }
 
 type gathering struct {
-	members  string
-	size     int
-	arrived  int
-	done     bool
-	value    uint64
-	failures error
+	members string
+	size    int
+	arrived int
+	done    bool
+	value   uint64
 }
 
 func newFakeJob(n, locks, barriers int) *fakeJob {

@@ -119,16 +119,3 @@ func dims(e Entity) []string {
 	}
 	return out
 }
-
-// firstError parses src and returns its first error.
-func firstError(t *testing.T, name, src string, opts Options) Diagnostic {
-	t.Helper()
-	_, diags := Parse(name, []byte(src), opts)
-	for _, d := range diags {
-		if d.Severity == Error {
-			return d
-		}
-	}
-	t.Fatalf("no error for:\n%s", src)
-	return Diagnostic{}
-}
