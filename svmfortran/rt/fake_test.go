@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -153,7 +154,15 @@ func runJobWith(t *testing.T, j *fakeJob, body func(r *Runtime) error) *fakeJob 
 			errs[rank] = err
 		})
 	}
-	wg.Wait()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		// A rank waits at a barrier the others never reach; its goroutine
+		// cannot be stopped, but the test ends.
+		t.Fatalf("the job of %d ranks did not finish within a minute", j.n)
+	}
 	for rank, err := range errs {
 		require.NoError(t, err, "rank %d", rank)
 	}
