@@ -32,6 +32,7 @@ install: setup
 lint:
 	@unformatted=$$(gofmt -l .); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
 
 # Unit, property and scenario tests, fuzz seed corpora, 2000 simulated
 # random programs, jobs of real processes, clusters of svmd processes; then

@@ -7,6 +7,8 @@
 // of the wire format: only append.
 package protocol
 
+//lint:file-ignore U1000 the _msgpack fields carry msgpack's struct tags (arrays, not maps)
+
 import (
 	"fmt"
 	"slices"

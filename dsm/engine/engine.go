@@ -413,7 +413,9 @@ func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
 		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers,
 	}}, h.memfd)
 	if err != nil {
-		e.fail(fmt.Errorf("rank %d: join: %w", h.id, err))
+		// The rank died while joining (killed, or it exited): it is gone,
+		// as after any failed send, and its launcher says how it ended.
+		h.gone = true
 		return nil
 	}
 	return h
@@ -428,7 +430,9 @@ func (e *Engine) disconnected(h *host, err error) {
 	}
 	h.gone = true
 	h.call = nil
-	if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) {
+	// A rank killed with a reply unread resets the connection: that is how
+	// it ended, not the engine's failure.
+	if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, unix.ECONNRESET) && !errors.Is(err, unix.EPIPE) {
 		e.fail(fmt.Errorf("rank %d: connection: %w", h.id, err))
 	}
 }
