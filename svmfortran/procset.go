@@ -96,21 +96,12 @@ func (t *Tree) MyProcSet() int { return t.active.Position(t.self) }
 // given, so positions[0] becomes its master. Self must be one of them: a rank
 // only ever enters the derived set it works in.
 func (t *Tree) Enter(positions []int) error {
-	n := t.active.Size()
-	if len(positions) == 0 {
-		return fmt.Errorf("enter processor set: no positions given")
+	if err := t.CheckPositions(positions); err != nil {
+		return err
 	}
 	members := make([]int, len(positions))
-	seen := make(map[int]bool, len(positions))
 	in := false
 	for i, p := range positions {
-		if p < 0 || p >= n {
-			return fmt.Errorf("enter processor set: position %d, allowed 0..%d (active set of size %d)", p, n-1, n)
-		}
-		if seen[p] {
-			return fmt.Errorf("enter processor set: position %d given twice", p)
-		}
-		seen[p] = true
 		members[i] = t.active.Members[p]
 		in = in || members[i] == t.self
 	}
@@ -118,6 +109,27 @@ func (t *Tree) Enter(positions []int) error {
 		return fmt.Errorf("enter processor set: rank %d (position %d) is not among positions %v", t.self, t.MyProcSet(), positions)
 	}
 	t.active = &ProcSet{Members: members, Parent: t.active, Level: t.active.Level + 1}
+	return nil
+}
+
+// CheckPositions reports what is wrong with positions as a subset of the
+// active set: none, one out of range, or one given twice. Ranks outside the
+// subset check it too, so that every rank refuses a bad one.
+func (t *Tree) CheckPositions(positions []int) error {
+	n := t.active.Size()
+	if len(positions) == 0 {
+		return fmt.Errorf("enter processor set: no positions given")
+	}
+	seen := make(map[int]bool, len(positions))
+	for _, p := range positions {
+		if p < 0 || p >= n {
+			return fmt.Errorf("enter processor set: position %d, allowed 0..%d (active set of size %d)", p, n-1, n)
+		}
+		if seen[p] {
+			return fmt.Errorf("enter processor set: position %d given twice", p)
+		}
+		seen[p] = true
+	}
 	return nil
 }
 

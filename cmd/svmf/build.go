@@ -195,11 +195,7 @@ func buildCommand(args []string, stdout, stderr io.Writer) (int, error) {
 // sequentialArgs is the gfortran command of -nodist: the sources as they
 // are, the directives comments.
 func sequentialArgs(b buildArgs) []string {
-	fc := os.Getenv("SVM_FC")
-	if fc == "" {
-		fc = "gfortran"
-	}
-	argv := append([]string{fc}, b.pass...)
+	argv := append([]string{compilerFor("fc")}, b.pass...)
 	if b.compileOnly {
 		argv = append(argv, "-c")
 	}

@@ -56,16 +56,9 @@ func compileCommand(lang string, args []string, stdout, stderr io.Writer) (int, 
 
 // compilerArgs returns the compiler's command line for args.
 func compilerArgs(lang, prefix string, args []string) ([]string, error) {
-	compiler, libs := os.Getenv("SVM_CC"), []string{"-lsvm", "-lpthread"}
+	compiler, libs := compilerFor(lang), []string{"-lsvm", "-lpthread"}
 	flags := []string{"-I" + filepath.Join(prefix, "include")}
-	if compiler == "" {
-		compiler = "gcc"
-	}
 	if lang == "fc" {
-		compiler = os.Getenv("SVM_FC")
-		if compiler == "" {
-			compiler = "gfortran"
-		}
 		flags = append(flags, "-fcray-pointer")
 		libs = append([]string{"-lsvmf"}, libs...)
 		if _, err := os.Stat(filepath.Join(prefix, "include", "svm.mod")); err != nil {
@@ -79,6 +72,19 @@ func compilerArgs(lang, prefix string, args []string) ([]string, error) {
 		argv = append(argv, libs...)
 	}
 	return argv, nil
+}
+
+// compilerFor is the compiler of lang: $SVM_CC or gcc for cc, $SVM_FC or
+// gfortran for fc.
+func compilerFor(lang string) string {
+	env, def := "SVM_CC", "gcc"
+	if lang == "fc" {
+		env, def = "SVM_FC", "gfortran"
+	}
+	if c := os.Getenv(env); c != "" {
+		return c
+	}
+	return def
 }
 
 // links reports whether a compiler command line links (no -c, -S, -E, ...).

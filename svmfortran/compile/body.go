@@ -23,11 +23,11 @@ type construct struct {
 	after func(e *emitter)
 	// sections: the construct's section count, the next SECTION's number,
 	// its selector variable and the block depth at PSECTION.
-	nsections, section int
-	selector           string
-	depth              int
-	savedExcl          *exclusiveRegion
-	name               string // CRITICAL's name
+	section   int
+	selector  string
+	depth     int
+	savedExcl *exclusiveRegion
+	name      string // CRITICAL's name
 }
 
 func (ug *unitGen) body(e *emitter) {
@@ -607,7 +607,7 @@ func (ug *unitGen) psection(e *emitter, i int, open *[]*construct) {
 	for j := i + 1; j < len(ug.stmts); j++ {
 		t := ug.stmts[j]
 		if t.Kind != syntax.KindDirective {
-			if depth == 0 && firstSection < 0 && t.Kind != syntax.KindDirective {
+			if depth == 0 && firstSection < 0 {
 				ug.errorf(t.Pos, "a statement between PSECTION and its first SECTION")
 				firstSection = j
 			}
@@ -659,7 +659,7 @@ func (ug *unitGen) psection(e *emitter, i int, open *[]*construct) {
 	e.stmt(s.Pos, 0, "do")
 	e.stmt(s.Pos, 0, fmt.Sprintf("  %s = svm_section_next()", sel))
 	e.stmt(s.Pos, 0, fmt.Sprintf("  if (%s .eq. 0) exit", sel))
-	*open = append(*open, &construct{kind: syntax.DirPSection, pos: s.Pos, after: after, nsections: n, selector: sel,
+	*open = append(*open, &construct{kind: syntax.DirPSection, pos: s.Pos, after: after, selector: sel,
 		depth: ug.blockDepth, savedExcl: ug.excl})
 	ug.excl = nil // a section is a task of its own set, in replicated mode
 }

@@ -1,6 +1,9 @@
 package rt
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+)
 
 // Shared variables of a subprogram are allocated when it starts, by the
 // processor set running it, and freed before it returns; COMMON blocks are
@@ -21,8 +24,8 @@ func (r *Runtime) SharedAlloc(size int) (uintptr, error) {
 		base, err := r.comm.Malloc(size + int(page) - 1)
 		if err != nil {
 			// The others wait for an address: hand them 0, which they refuse.
-			r.broadcast(0)
-			return 0, err
+			_, berr := r.broadcast(0)
+			return 0, errors.Join(err, berr)
 		}
 		addr = (base + page - 1) &^ (page - 1)
 		r.blocks[addr] = base

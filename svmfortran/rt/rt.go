@@ -167,7 +167,7 @@ func (r *Runtime) broadcast(value uint64) (uint64, error) {
 // the current set. Each member calls Leave at the end of the subset's work.
 func (r *Runtime) Enter(positions []int) (bool, error) {
 	if !slices.Contains(positions, r.MyProcSet()) {
-		if err := r.checkPositions(positions); err != nil {
+		if err := r.tree.CheckPositions(positions); err != nil {
 			return false, err
 		}
 		return false, nil
@@ -180,22 +180,6 @@ func (r *Runtime) Enter(positions []int) (bool, error) {
 		return false, err
 	}
 	return true, nil
-}
-
-func (r *Runtime) checkPositions(positions []int) error {
-	p := r.NumProc()
-	for i, x := range positions {
-		if x < 0 || x >= p {
-			return fmt.Errorf("processor set position %d out of range [0,%d)", x, p)
-		}
-		if slices.Contains(positions[:i], x) {
-			return fmt.Errorf("processor set names position %d twice", x)
-		}
-	}
-	if len(positions) == 0 {
-		return errors.New("empty processor set")
-	}
-	return nil
 }
 
 // Leave returns to the parent of the active processor set.

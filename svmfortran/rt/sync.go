@@ -45,10 +45,11 @@ func (r *Runtime) PageLock(addr uintptr, size int) error {
 	}
 	for i, id := range ids {
 		if err := r.hold(id); err != nil {
+			errs := []error{err}
 			for _, taken := range slices.Backward(ids[:i]) {
-				r.release(taken)
+				errs = append(errs, r.release(taken))
 			}
-			return err
+			return errors.Join(errs...)
 		}
 	}
 	return nil
