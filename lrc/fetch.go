@@ -10,6 +10,13 @@ import (
 	"github.com/svmcluster/svm/protocol"
 )
 
+// request is a diff request (pages) or a page request (needs) that is out.
+type request struct {
+	to    int
+	pages []protocol.PageIntervals
+	needs []protocol.PageNeed
+}
+
 // plan groups the diffs to fetch by the writer to ask.
 type plan struct {
 	byRank [][]protocol.PageIntervals
@@ -152,10 +159,10 @@ func (s *State) HandleDiffRequest(from int, m *protocol.DiffRequest) error {
 		pd := protocol.PageDiffs{Page: pr.Page, Diffs: make([]protocol.IntervalDiff, 0, len(pr.Intervals))}
 		if pr.Base {
 			pg := &s.pages[pr.Page]
-			switch pg.state {
-			case Absent:
+			switch {
+			case pg.state == Absent:
 				return fmt.Errorf("diff request %d from rank %d: page %d asked of rank %d, which dropped it", m.ID, from, pr.Page, s.cfg.Rank)
-			case ReadWrite:
+			case pg.twin != nil:
 				// The open interval's writes are half done: a byte written
 				// and written back would be in the copy and in no diff.
 				pd.Base = slices.Clone(pg.twin)
@@ -253,7 +260,7 @@ func findDiff(pg *page, id protocol.IntervalID) *held {
 // applied in happens-before order and is mapped for the accesses waiting.
 func (s *State) HandleDiffResponse(from int, m *protocol.DiffResponse) error {
 	req := s.requests[m.ID]
-	if req == nil {
+	if req == nil || req.needs != nil {
 		return fmt.Errorf("diff response %d from rank %d answers no outstanding request", m.ID, from)
 	}
 	if err := s.checkResponse(req, from, m); err != nil {
@@ -266,6 +273,9 @@ func (s *State) HandleDiffResponse(from int, m *protocol.DiffResponse) error {
 			// The keeper's copy replaces the dropped one; the diffs that
 			// came since go on top of it when the page settles.
 			copy(s.pageBytes(pd.Page), pd.Base)
+			if pg.twin != nil {
+				copy(pg.twin, pd.Base)
+			}
 			pg.state = Invalid
 			s.invalid++
 			s.stats.Refetched++
@@ -340,6 +350,11 @@ func (s *State) settle(p uint32) error {
 		if err := h.d.Apply(page); err != nil {
 			return fmt.Errorf("applying the diff of interval %v to page %d: %w", id, p, err)
 		}
+		if pg.twin != nil {
+			// Kept while invalid (AsyncWrites): others' writes are not this
+			// rank's to diff.
+			_ = h.d.Apply(pg.twin)
+		}
 		s.stats.DiffsApplied++
 		s.stats.DiffBytesApplied += int64(len(h.d))
 	}
@@ -352,24 +367,10 @@ func (s *State) settle(p uint32) error {
 		}
 		return nil
 	}
-	pg.state = Unmapped
-	s.invalid--
-	if pg.keep {
-		pg.keep = false
-		s.keeping--
-	}
 	// A page nobody waits for (prefetched, or kept by a collection) stays
 	// unmapped: if the application uses it, a local fault maps it and marks
 	// it in use again; if not, it stops being prefetched.
-	w := pg.want
-	pg.want, pg.used = wantNone, false
-	switch w {
-	case wantWrite:
-		s.beginWrite(p)
-	case wantRead:
-		pg.state = ReadOnly
-		s.act(ActMapReadOnly, p)
-	}
+	s.validated(p)
 	return nil
 }
 
@@ -456,3 +457,57 @@ func (s *State) Collect(upto protocol.VectorTime) error {
 	s.send(pl)
 	return nil
 }
+// StartCollection begins a garbage collection at a whole-job barrier, when
+// every rank knows the same history. Each page written since the last
+// collection gets a keeper, the writer of its newest interval (every rank
+// picks the same one). The rank fetches the diffs of the invalid pages it
+// uses or will keep; Settled reports when it is done. Once every rank is
+// (a barrier proves it), Collect drops the copies of the other invalid
+// pages and the history.
+//
+// Until then nothing is dropped and the old keepers stay in charge: a page
+// dropped at an earlier collection and touched now comes whole from a keeper
+// that validated it then, with every diff since, which all ranks still hold.
+func (s *State) StartCollection() {
+	s.nextKeeper = s.electKeepers()
+	pl := s.newPlan()
+	for p := range s.pages {
+		pg := &s.pages[p]
+		if pg.state != Invalid || !(pg.used || s.nextKeeper[p] == int32(s.cfg.Rank)) {
+			continue
+		}
+		pg.keep = true
+		s.keeping++
+		if pg.fetching == 0 { // a fetch in flight settles, and fetches again if stale
+			s.planPage(pl, uint32(p))
+		}
+	}
+	s.send(pl)
+}
+
+// Freeze stops the rank asking for diffs until Collect: it has settled its
+// collection and told the others, who may collect as soon as all have.
+func (s *State) Freeze() { s.frozen = true }
+
+// electKeepers returns the keepers after a collection: the writer of each
+// page's newest interval since the last one, ties between concurrent
+// intervals broken the same way at every rank (by vector time sum, then
+// rank); unwritten pages keep their keeper.
+func (s *State) electKeepers() []int32 {
+	next := slices.Clone(s.keeper)
+	sums := make(map[uint32]uint64)
+	for r := range s.cfg.NProcs {
+		for _, iv := range s.log[r] {
+			sum := iv.VT.Sum()
+			for p := range protocol.Pages(iv.Pages) {
+				old, seen := sums[p]
+				if !seen || sum > old || sum == old && int32(r) > next[p] {
+					sums[p] = sum
+					next[p] = int32(r)
+				}
+			}
+		}
+	}
+	return next
+}
+

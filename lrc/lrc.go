@@ -1,31 +1,48 @@
 // Package lrc is the lazy release consistency engine of one rank, as a state
-// machine: the homeless multiple-writer protocol of TreadMarks.
+// machine: the home-based protocol (the default) or TreadMarks' homeless one,
+// both with multiple writers.
 //
 // Execution is divided into intervals, closed at every release and acquire.
 // A closed interval that modified pages becomes a record with a vector time
 // and write notices (the pages it changed). An acquirer merges the intervals
-// it lacks and invalidates the pages they name; a fault on an invalid page
-// asks the smallest set of writers whose intervals are not dominated by
-// another's for the missing diffs — one request per writer, naming every page
-// it must supply — and applies them in happens-before order. Writes are caught
-// with twins; diffs are made lazily, byte-exact, when requested or before the
-// page changes again.
+// it lacks and invalidates the pages they name. Writes to pages a rank is
+// not home of are caught with twins, and diffs are byte-exact.
 //
-// Garbage collection (StartCollection, Collect) bounds the history: every
-// rank keeps the pages it uses and the pages it keeps for the others (the
-// last writer of each page keeps it), brings them up to date, and drops its
-// copies of the rest; a dropped page is fetched whole from its keeper on its
-// next use.
+// Home-based (Config.Homes, home.go): every page has a home rank whose copy
+// is kept current. The home writes its pages in place; other writers send
+// their diffs home as they close an interval, one message per home; a fault
+// fetches the whole page from the home, which answers once its copy holds
+// every write the faulting rank has a notice of. Pages in use that an
+// acquire invalidates are brought up to date in place before it returns, so
+// a program's steady state takes no read faults. A home writes a page no
+// other rank holds a copy of without any tracking at all. Homes start spread
+// over the ranks, move at a barrier of every rank to a rank that alone wrote
+// the page since the last one, and can be placed (SetHome in package rank).
 //
-// Inputs are plain calls (Fault, CloseInterval, Acquire, HandleDiffRequest,
-// HandleDiffResponse, ...); outputs are protocol messages and page actions,
-// collected until TakeOutput. The page bytes are handed in at New as a slice
-// (the engine's view of the rank's memory, or plain memory in a simulator):
-// the package reads and writes them but never maps memory, does no I/O, keeps
-// no clock and starts no goroutine.
+// Homeless (fetch.go): a fault asks the smallest set of writers whose
+// intervals are not dominated by another's for the missing diffs — one
+// request per writer, naming every page it must supply — and applies them in
+// happens-before order; diffs are made when a close finds a page changed and
+// kept by their writer. Garbage collection (StartCollection, Collect) bounds
+// the history: every rank keeps the pages it uses and the pages it keeps for
+// the others (the last writer of each page keeps it), brings them up to date,
+// and drops its copies of the rest; a dropped page is fetched whole from its
+// keeper on its next use.
+//
+// Writes are found by faults on write-protected pages, or, with
+// Config.AsyncWrites, reported by the engine (Written) from the kernel's
+// record of written pages, with no fault at all.
+//
+// Inputs are plain calls (Fault, Written, CloseInterval, Acquire, the Handle
+// methods, ...); outputs are protocol messages and page actions, collected
+// until TakeOutput, and the pages the application must drop (TakeZap). The
+// page bytes are handed in at New as a slice (the engine's view of the rank's
+// memory, or plain memory in a simulator): the package reads and writes them
+// but never maps memory, does no I/O, keeps no clock and starts no goroutine.
 package lrc
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
@@ -39,17 +56,34 @@ type Config struct {
 	Rank, NProcs int
 	PageSize     int
 	Pages        int
-	// Prefetch makes a fault also fetch the other invalid pages that were
-	// mapped when they were invalidated (so probably in use) and whose diffs
-	// the writers already being asked can supply: more pages per request,
-	// never more requests.
+	// Homes selects the home-based protocol; without it the protocol is
+	// TreadMarks' homeless one.
+	Homes bool
+	// AsyncWrites: writes to write-protected pages do not fault; Written
+	// reports them before every close. Every mapped page that needs a twin
+	// to be written (see Funneled) then has one from the moment it is mapped.
+	AsyncWrites bool
+	// Funneled: the application writes shared memory only while no call is
+	// under way (SetFunneled). Home-based, a funneled rank writes the pages
+	// it is home of in place, untracked when no copy is elsewhere; the pages
+	// of any other rank are twinned and compared like pages homed elsewhere
+	// (only their diffs stay here), so that writes of other threads made
+	// during a call are never lost, even if the page's home moves then.
+	Funneled bool
+	// Prefetch makes a fault also fetch other invalid pages: homeless, those
+	// that were mapped when they were invalidated (so probably in use) and
+	// whose diffs the writers already being asked can supply; home-based, the
+	// pages after the faulting one that the same home supplies. More pages per
+	// request, never more requests.
 	Prefetch bool
-	// PrefetchLimit caps the extra pages one fault fetches (0: 64).
+	// PrefetchLimit caps the extra pages one fault fetches (0: 64 homeless,
+	// 15 home-based).
 	PrefetchLimit int
 }
 
 const (
-	defaultPrefetchLimit = 64
+	defaultPrefetchLimit     = 64
+	defaultHomePrefetchLimit = 15
 	// maxPooledTwins bounds the twin buffers kept for reuse.
 	maxPooledTwins = 256
 	// coldAfter is how many active intervals in a row a hot page may go
@@ -73,9 +107,11 @@ const (
 	Unmapped PageState = iota
 	// ReadOnly: current and mapped write-protected.
 	ReadOnly
-	// ReadWrite: current, mapped writable, with a twin for the open interval.
+	// ReadWrite: current and mapped writable: with a twin for the open
+	// interval, or a page this rank is home of.
 	ReadWrite
-	// Invalid: write notices are not yet applied; unmapped; an access fetches diffs.
+	// Invalid: write notices are not yet applied; an access fetches what is
+	// missing.
 	Invalid
 	// Absent: the copy was dropped at a garbage collection; unmapped; an
 	// access fetches the page from its keeper, and the diffs of any write
@@ -102,12 +138,12 @@ func (s PageState) String() string {
 // ActionKind is what to do to the application's mapping of a page.
 type ActionKind uint8
 
-// The page actions.
+// The page actions. Dropping a mapping is not one of them: only the
+// application can drop its own mappings, and it does so with the pages of
+// TakeZap as a call returns.
 const (
-	// ActInvalidate drops the application's mapping: its copy is stale.
-	ActInvalidate ActionKind = iota + 1
-	// ActWriteProtect write-protects a page whose writing interval closed.
-	ActWriteProtect
+	// ActWriteProtect write-protects a mapped page: its next write is caught.
+	ActWriteProtect ActionKind = iota + 2
 	// ActMapReadOnly maps a current page write-protected (and wakes faulters).
 	ActMapReadOnly
 	// ActMapReadWrite maps a current, unmapped page writable (and wakes
@@ -120,8 +156,6 @@ const (
 
 func (k ActionKind) String() string {
 	switch k {
-	case ActInvalidate:
-		return "invalidate"
 	case ActWriteProtect:
 		return "write-protect"
 	case ActMapReadOnly:
@@ -134,7 +168,9 @@ func (k ActionKind) String() string {
 	return fmt.Sprintf("ActionKind(%d)", uint8(k))
 }
 
-// Action is one page action, to be carried out in order.
+// Action is one page action, to be carried out in order, before the messages
+// that came with it are sent: a page sent whole to another rank is sent as it
+// is once its actions are done (see PageCopy in HandlePageRequest).
 type Action struct {
 	Kind ActionKind
 	Page uint32
@@ -161,8 +197,13 @@ type Stats struct {
 	DiffsSquashed, DiffBytesSquashed int64
 	Invalidations                    int64
 	// Prefetched counts pages fetched along with a faulting page.
-	Prefetched  int64
-	Collections int64
+	Prefetched int64
+	// PagesFetched counts whole pages fetched from their homes, and
+	// Refreshed those of them brought up to date in place at an acquire.
+	PagesFetched, Refreshed int64
+	// HomeMigrations counts pages whose home moved to this rank.
+	HomeMigrations int64
+	Collections    int64
 	// Dropped counts pages whose copy a collection dropped; Refetched, the
 	// whole pages fetched from their keepers since.
 	Dropped, Refetched int64
@@ -188,28 +229,28 @@ type page struct {
 	protected bool
 	// keep: a collection under way keeps the page and has yet to validate it.
 	keep bool
+	// stale: invalid, but still mapped in the application until the call
+	// under way returns (TakeZap) or brings it up to date in place; staleRW,
+	// mapped writable.
+	stale, staleRW bool
 	// idle counts the closes of active intervals in a row that found the
 	// hot page unchanged.
 	idle uint8
-	// twin is the page as it was when the open interval began; only
-	// writable pages have one.
+	// twin is the page as the open interval's writes found it: writable
+	// pages have one, and with AsyncWrites every mapped page not homed here.
 	twin []byte
-	// pending are the write notices whose diffs are not applied yet.
+	// pending are the write notices not applied to this rank's copy.
 	pending []protocol.IntervalID
-	// fetching counts outstanding diff requests that cover the page.
+	// fetching counts outstanding requests that cover the page.
 	fetching int
-	// diffs are the diffs of this page this rank made or received.
+	// diffs are the diffs of this page this rank made or received (homeless).
 	diffs []held
+	home  homePage
 }
 
 type held struct {
 	id protocol.IntervalID
 	d  diff.Diff
-}
-
-type request struct {
-	to    int
-	pages []protocol.PageIntervals
 }
 
 // State is the consistency state of one rank.
@@ -224,7 +265,9 @@ type State struct {
 	dirty []uint32
 	// usedList holds candidate pages for prefetch; entries whose page is no
 	// longer used are dropped lazily.
-	usedList  []uint32
+	usedList []uint32
+	// staleList holds the pages invalidated while mapped since TakeZap.
+	staleList []uint32
 	invalid   int
 	requests  map[uint32]*request
 	nextReqID uint32
@@ -236,7 +279,11 @@ type State struct {
 	keeping int
 	// frozen: the rank has told the others it settled its collection, so it
 	// asks for nothing until Collect; faults meanwhile wait.
-	frozen   bool
+	frozen bool
+	homes  homes
+	// merged are the intervals Merge recorded for AcquireAtEpoch.
+	merged []*protocol.Interval
+	// metadata counts the bytes held for the protocol.
 	metadata int64
 	twinPool [][]byte
 	// diffBuf is scratch space for making diffs.
@@ -260,8 +307,11 @@ func New(cfg Config, mem []byte) (*State, error) {
 	}
 	if cfg.PrefetchLimit == 0 {
 		cfg.PrefetchLimit = defaultPrefetchLimit
+		if cfg.Homes {
+			cfg.PrefetchLimit = defaultHomePrefetchLimit
+		}
 	}
-	return &State{
+	s := &State{
 		cfg:      cfg,
 		mem:      mem,
 		vt:       make(protocol.VectorTime, cfg.NProcs),
@@ -269,8 +319,13 @@ func New(cfg Config, mem []byte) (*State, error) {
 		log:      make([][]*protocol.Interval, cfg.NProcs),
 		pages:    make([]page, cfg.Pages),
 		requests: make(map[uint32]*request),
-		keeper:   make([]int32, cfg.Pages),
-	}, nil
+	}
+	if cfg.Homes {
+		s.initHomes()
+	} else {
+		s.keeper = make([]int32, cfg.Pages)
+	}
+	return s, nil
 }
 
 // VT returns a copy of the rank's vector time.
@@ -300,8 +355,30 @@ func (s *State) TakeOutput() Output {
 	return out
 }
 
+// TakeZap returns, sorted, the pages that are invalid but still mapped in the
+// application, which must drop them before it goes on; the state then holds
+// them unmapped. Call it as a call that may have invalidated pages returns to
+// the application.
+func (s *State) TakeZap() []uint32 {
+	var zap []uint32
+	for _, p := range s.staleList {
+		pg := &s.pages[p]
+		if pg.stale && !pg.home.refresh {
+			pg.stale = false
+			zap = append(zap, p)
+		}
+	}
+	s.staleList = s.staleList[:0]
+	slices.Sort(zap)
+	return slices.Compact(zap)
+}
+
 func (s *State) act(k ActionKind, p uint32) {
 	s.out.Actions = append(s.out.Actions, Action{Kind: k, Page: p})
+}
+
+func (s *State) sendMsg(to int, m protocol.Message) {
+	s.out.Messages = append(s.out.Messages, protocol.Envelope{From: s.cfg.Rank, To: to, Msg: m})
 }
 
 func (s *State) pageBytes(p uint32) []byte {
@@ -321,8 +398,8 @@ func (s *State) interval(id protocol.IntervalID) *protocol.Interval {
 }
 
 // Fault handles an access to page p that trapped. It maps the page at once if
-// the rank's copy is current; otherwise it asks for the missing diffs and maps
-// the page when they have been applied.
+// the rank's copy is current; otherwise it asks for what is missing and maps
+// the page when it has arrived.
 func (s *State) Fault(p uint32, write bool) error {
 	if err := s.checkPage(p); err != nil {
 		return err
@@ -333,10 +410,22 @@ func (s *State) Fault(p uint32, write bool) error {
 		s.stats.ReadFaults++
 	}
 	pg := &s.pages[p]
+	if pg.state != ReadOnly && pg.state != ReadWrite {
+		pg.home.refreshes = 0 // faulted in: in use
+	}
 	switch pg.state {
 	case Invalid, Absent:
 		pg.want = max(pg.want, wantOf(write))
 		if pg.fetching > 0 || s.frozen {
+			return nil
+		}
+		if s.cfg.Homes {
+			pl := s.newHomePlan()
+			s.planHomePage(pl, p)
+			if s.cfg.Prefetch {
+				s.addHomePrefetch(pl, p)
+			}
+			s.sendHomePlan(pl)
 			return nil
 		}
 		pl := s.newPlan()
@@ -356,23 +445,53 @@ func (s *State) Fault(p uint32, write bool) error {
 			s.act(ActMapReadWrite, p)
 		}
 	default:
-		switch {
-		case s.cfg.NProcs == 1:
-			// Alone, no write needs catching: map the page writable, no twin.
-			if pg.state == ReadOnly {
-				s.act(ActUnprotect, p)
-			} else {
-				s.act(ActMapReadWrite, p)
-			}
-			pg.state = ReadWrite
-		case write:
-			s.beginWrite(p)
-		default:
-			pg.state = ReadOnly
-			s.act(ActMapReadOnly, p)
-		}
+		s.access(p, write)
 	}
 	return nil
+}
+
+// SetFunneled sets Config.Funneled; call it before the application touches
+// shared memory.
+func (s *State) SetFunneled(funneled bool) { s.cfg.Funneled = funneled }
+
+// inPlace reports whether page p is written in place, untracked when no copy
+// is elsewhere: homed here, at a funneled rank.
+func (s *State) inPlace(p uint32) bool { return s.cfg.Funneled && s.homedHere(p) }
+
+// access maps current page p for a read or a write.
+func (s *State) access(p uint32, write bool) {
+	pg := &s.pages[p]
+	switch {
+	case pg.state == ReadWrite:
+		s.act(ActMapReadWrite, p) // wakes the faulting thread
+	case s.cfg.NProcs == 1:
+		// Alone, no write needs catching: map the page writable, no twin.
+		s.mapWritable(p)
+	case s.inPlace(p):
+		s.accessHome(p, write)
+	case write:
+		s.beginWrite(p)
+	default:
+		// Mapped again if the state says it is: the application dropped
+		// the mapping itself, or another thread's fault came first.
+		if s.cfg.AsyncWrites {
+			s.takeTwin(p)
+		}
+		pg.state = ReadOnly
+		s.act(ActMapReadOnly, p)
+	}
+}
+
+// mapWritable maps a current page writable, whatever its mapping now.
+func (s *State) mapWritable(p uint32) {
+	pg := &s.pages[p]
+	switch pg.state {
+	case ReadOnly:
+		s.act(ActUnprotect, p)
+	case Unmapped:
+		s.act(ActMapReadWrite, p)
+	}
+	pg.state = ReadWrite
 }
 
 func wantOf(write bool) want {
@@ -383,7 +502,7 @@ func wantOf(write bool) want {
 }
 
 // Validate makes pages [first, first+count) current and mapped, writable if
-// write is set, fetching every missing diff with one request per writer.
+// write is set, fetching what is missing with one request per rank asked.
 // Ready reports when it is done.
 func (s *State) Validate(first, count uint32, write bool) error {
 	if count == 0 {
@@ -393,22 +512,28 @@ func (s *State) Validate(first, count uint32, write bool) error {
 		return fmt.Errorf("pages [%d,%d) beyond the region's %d pages", first, uint64(first)+uint64(count), s.cfg.Pages)
 	}
 	pl := s.newPlan()
+	hpl := s.newHomePlan()
 	for p := first; p < first+count; p++ {
 		pg := &s.pages[p]
 		switch {
 		case pg.state == Invalid || pg.state == Absent:
 			pg.want = max(pg.want, wantOf(write))
-			if pg.fetching == 0 && !s.frozen {
+			switch {
+			case pg.fetching > 0 || s.frozen:
+			case s.cfg.Homes:
+				s.planHomePage(hpl, p)
+			default:
 				s.planPage(pl, p)
 			}
-		case write && pg.state != ReadWrite:
-			s.beginWrite(p)
-		case pg.state == Unmapped:
-			pg.state = ReadOnly
-			s.act(ActMapReadOnly, p)
+		case write && pg.state != ReadWrite, pg.state == Unmapped:
+			s.access(p, write)
 		}
 	}
-	s.send(pl)
+	if s.cfg.Homes {
+		s.sendHomePlan(hpl)
+	} else {
+		s.send(pl)
+	}
 	return nil
 }
 
@@ -429,75 +554,64 @@ func (s *State) Ready(first, count uint32, write bool) bool {
 	return true
 }
 
-// StartCollection begins a garbage collection at a whole-job barrier, when
-// every rank knows the same history. Each page written since the last
-// collection gets a keeper, the writer of its newest interval (every rank
-// picks the same one). The rank fetches the diffs of the invalid pages it
-// uses or will keep; Settled reports when it is done. Once every rank is
-// (a barrier proves it), Collect drops the copies of the other invalid
-// pages and the history.
-//
-// Until then nothing is dropped and the old keepers stay in charge: a page
-// dropped at an earlier collection and touched now comes whole from a keeper
-// that validated it then, with every diff since, which all ranks still hold.
-func (s *State) StartCollection() {
-	s.nextKeeper = s.electKeepers()
-	pl := s.newPlan()
-	for p := range s.pages {
-		pg := &s.pages[p]
-		if pg.state != Invalid || !(pg.used || s.nextKeeper[p] == int32(s.cfg.Rank)) {
-			continue
-		}
-		pg.keep = true
-		s.keeping++
-		if pg.fetching == 0 { // a fetch in flight settles, and fetches again if stale
-			s.planPage(pl, uint32(p))
-		}
-	}
-	s.send(pl)
-}
-
-// Freeze stops the rank asking for diffs until Collect: it has settled its
-// collection and told the others, who may collect as soon as all have.
-func (s *State) Freeze() { s.frozen = true }
-
-// electKeepers returns the keepers after a collection: the writer of each
-// page's newest interval since the last one, ties between concurrent
-// intervals broken the same way at every rank (by vector time sum, then
-// rank); unwritten pages keep their keeper.
-func (s *State) electKeepers() []int32 {
-	next := slices.Clone(s.keeper)
-	sums := make(map[uint32]uint64)
-	for r := range s.cfg.NProcs {
-		for _, iv := range s.log[r] {
-			sum := iv.VT.Sum()
-			for p := range protocol.Pages(iv.Pages) {
-				old, seen := sums[p]
-				if !seen || sum > old || sum == old && int32(r) > next[p] {
-					sums[p] = sum
-					next[p] = int32(r)
-				}
-			}
-		}
-	}
-	return next
-}
-
-// beginWrite makes a current page writable: the diff of the interval that
-// last wrote it is made first, then a fresh twin.
+// beginWrite makes a current page this rank is not home of writable, with a
+// twin of the page as it is now.
 func (s *State) beginWrite(p uint32) {
 	pg := &s.pages[p]
-	pg.twin = s.newTwin(s.pageBytes(p))
-	if pg.state == ReadOnly {
-		s.act(ActUnprotect, p)
-	} else {
-		s.act(ActMapReadWrite, p)
-	}
-	pg.state = ReadWrite
+	s.takeTwin(p)
+	s.mapWritable(p)
 	pg.idle = 0
 	s.dirty = append(s.dirty, p)
+}
+
+// takeTwin gives page p a twin of its current contents, unless it has one.
+func (s *State) takeTwin(p uint32) {
+	pg := &s.pages[p]
+	if pg.twin != nil {
+		return
+	}
+	pg.twin = s.newTwin(s.pageBytes(p))
 	s.metadata += int64(s.cfg.PageSize)
 	s.stats.Twins++
+}
+
+// Written reports, with AsyncWrites, every page the application has mapped
+// and written since it was last write-protected: the pages found written in
+// the kernel's record just before a call that may close the interval. Pages
+// this rank writes untracked (homed here, with no copy elsewhere) may be
+// among them and are passed over.
+func (s *State) Written(rs []protocol.PageRange) error {
+	if !s.cfg.AsyncWrites {
+		return fmt.Errorf("written pages reported without asynchronous write tracking")
+	}
+	for _, r := range rs {
+		if r.Count == 0 || r.End() > uint64(s.cfg.Pages) {
+			return fmt.Errorf("written pages [%d,+%d) outside the region's %d", r.First, r.Count, s.cfg.Pages)
+		}
+	}
+	for p := range protocol.Pages(rs) {
+		pg := &s.pages[p]
+		switch pg.state {
+		case ReadWrite:
+			// Untracked, or already known written.
+		case ReadOnly:
+			if s.inPlace(p) {
+				s.dirtyHome(p)
+				continue
+			}
+			pg.state = ReadWrite
+			pg.idle = 0
+			s.dirty = append(s.dirty, p)
+		default:
+			if pg.stale {
+				// Written by another thread while the call that invalidated
+				// it is under way: the twin keeps the write (see refresh).
+				continue
+			}
+			return fmt.Errorf("page %d reported written but %v here", p, pg.state)
+		}
+	}
+	return nil
 }
 
 // ProtectDirty write-protects the pages written in the open interval ahead
@@ -507,7 +621,7 @@ func (s *State) beginWrite(p uint32) {
 // that comparison would be lost.
 func (s *State) ProtectDirty() {
 	for _, p := range s.dirty {
-		if pg := &s.pages[p]; !pg.protected {
+		if pg := &s.pages[p]; !pg.protected && pg.state == ReadWrite {
 			pg.protected = true
 			s.act(ActWriteProtect, p)
 		}
@@ -525,6 +639,9 @@ func (s *State) newTwin(page []byte) []byte {
 }
 
 func (s *State) dropTwin(pg *page) {
+	if pg.twin == nil {
+		return
+	}
 	if len(s.twinPool) < maxPooledTwins {
 		s.twinPool = append(s.twinPool, pg.twin)
 	}
@@ -550,22 +667,22 @@ func (s *State) keepDiff(p uint32, idx uint32, d diff.Diff) {
 	d = slices.Clip(slices.Clone(d))
 	pg.diffs = append(pg.diffs, held{id: protocol.IntervalID{Rank: s.cfg.Rank, Index: idx}, d: d})
 	s.metadata += int64(len(d))
-	s.stats.DiffsCreated++
-	s.stats.DiffBytesCreated += int64(len(d))
 }
 
 // CloseInterval ends the open interval after the application ran in it (at
 // a release, or at the start of an acquire): the pages it changed become
-// its write notices, with their diffs.
+// its write notices, and their diffs are made.
 //
 // The close scans every written page against its twin anyway, to leave
 // pages written but unchanged without a notice; that scan is the diff, and
 // a diff is no bigger than the twin it replaces, so the diff is made now
-// rather than lazily. A changed page stays writable, hot, its twin
-// refreshed, so that the next interval's writes need no fault (the next
-// close finds them). A hot page left unchanged by coldAfter active
-// intervals in a row turns cold: write-protected, its twin dropped, so that
-// closes cost nothing for pages no longer written.
+// rather than lazily, and, home-based, sent home at once. With faults to
+// find writes, a changed page stays writable, hot, its twin brought up to
+// date, so that the next interval's writes need no fault (the next close
+// finds them); a hot page left unchanged by coldAfter active intervals in a
+// row turns cold: write-protected, its twin dropped, so that closes cost
+// nothing for pages no longer written. With AsyncWrites a written page is
+// write-protected again at every close, which costs no fault.
 func (s *State) CloseInterval() { s.closeInterval(true, nil) }
 
 // closeInterval ends the open interval. active: the application ran in it
@@ -577,21 +694,63 @@ func (s *State) closeInterval(active bool, invalidating map[uint32]bool) {
 		return
 	}
 	slices.Sort(s.dirty)
+	s.dirty = slices.Compact(s.dirty)
 	idx := s.vt[s.cfg.Rank] + 1
 	var changed, hot []uint32
+	var toHomes map[int][]protocol.PageDiff
 	for _, p := range s.dirty {
 		pg := &s.pages[p]
+		if s.inPlace(p) {
+			// A tracked write to a page homed here: its notice tells every
+			// rank that may hold a copy, and it goes untracked until another
+			// rank fetches the page again.
+			changed = append(changed, p)
+			s.closeHome(p)
+			continue
+		}
 		if d := s.createDiff(p); len(d) > 0 {
-			s.keepDiff(p, idx, d)
 			changed = append(changed, p)
 			pg.idle = 0
+			s.stats.DiffsCreated++
+			s.stats.DiffBytesCreated += int64(len(d))
+			switch {
+			case !s.cfg.Homes:
+				s.keepDiff(p, idx, d)
+			case !s.homedHere(p):
+				if toHomes == nil {
+					toHomes = make(map[int][]protocol.PageDiff)
+				}
+				h := s.homeOf(p)
+				toHomes[h] = append(toHomes[h], protocol.PageDiff{Page: p, Diff: slices.Clone(d)})
+			}
+			// The twin takes the diff rather than a copy of the page: a
+			// write of another thread that lands after the comparison stays
+			// a difference, for the next close to find.
+			if err := d.Apply(pg.twin); err != nil {
+				panic(fmt.Sprintf("lrc: own diff of page %d: %v", p, err)) // made from this twin
+			}
 		} else if active {
 			pg.idle++
 			s.stats.SilentPages++
 		}
+		if pg.state == Invalid {
+			// Invalidated while it had writes of the open interval (another
+			// thread's, during an acquire): diffed now, it keeps its twin,
+			// as up to date as the page, until it is brought up to date.
+			continue
+		}
+		if s.cfg.AsyncWrites && pg.state == ReadWrite && !invalidating[p] {
+			// Protected again, for the next write to be recorded; the twin
+			// stays, up to date.
+			if !pg.protected {
+				s.act(ActWriteProtect, p)
+			}
+			pg.protected = false
+			pg.state = ReadOnly
+			continue
+		}
 		if pg.idle < coldAfter && !invalidating[p] {
 			// Stays hot: writable, with a twin of the page as it is now.
-			copy(pg.twin, s.pageBytes(p))
 			if pg.protected {
 				s.act(ActUnprotect, p)
 				pg.protected = false
@@ -604,7 +763,9 @@ func (s *State) closeInterval(active bool, invalidating map[uint32]bool) {
 			s.act(ActWriteProtect, p)
 		}
 		pg.protected = false
-		s.dropTwin(pg)
+		if !s.cfg.AsyncWrites {
+			s.dropTwin(pg)
+		}
 	}
 	s.dirty = append(s.dirty[:0], hot...)
 	if len(changed) == 0 {
@@ -619,6 +780,7 @@ func (s *State) closeInterval(active bool, invalidating map[uint32]bool) {
 	s.log[s.cfg.Rank] = append(s.log[s.cfg.Rank], iv)
 	s.metadata += intervalSize(iv)
 	s.stats.Intervals++
+	s.sendHomeDiffs(iv.ID, toHomes)
 }
 
 func intervalSize(iv *protocol.Interval) int64 {
@@ -648,31 +810,82 @@ func (s *State) IntervalsFor(vt protocol.VectorTime) ([]protocol.Interval, error
 
 // Acquire closes the open interval and merges intervals learned at an
 // acquire (a lock grant or a barrier departure): it records the new ones and
-// invalidates the pages they name. Intervals already known are skipped; the
-// new ones must extend what this rank knows without gaps.
+// invalidates the pages they name that this rank's copy lacks. Intervals
+// already known are skipped; the new ones must extend what this rank knows
+// without gaps. Home-based, StartRefresh then brings the pages in use up to
+// date in place.
 func (s *State) Acquire(ivs []protocol.Interval) error {
 	fresh, err := s.freshIntervals(ivs)
 	if err != nil {
 		return err
 	}
+	s.closeInterval(false, s.invalidating(fresh))
+	s.record(fresh)
+	s.invalidateAll(fresh)
+	return nil
+}
+
+// Merge records intervals learned at a barrier of every rank, home-based,
+// without acting on them yet: AcquireAtEpoch does, once the manager has
+// computed the departures from what it knows.
+func (s *State) Merge(ivs []protocol.Interval) error {
+	fresh, err := s.freshIntervals(ivs)
+	if err != nil {
+		return err
+	}
+	s.record(fresh)
+	s.merged = append(s.merged, fresh...)
+	return nil
+}
+
+// AcquireAtEpoch finishes the acquire of a barrier of every rank whose
+// intervals Merge recorded, home-based: it invalidates, applies the
+// placements and moves homes (see EndEpoch), and only then closes the open
+// interval (writes other threads made during the wait), so that its diffs go
+// to the homes of the new epoch. StartRefresh then brings the pages in use
+// up to date in place.
+func (s *State) AcquireAtEpoch(placements []protocol.HomeRange) error {
+	fresh := s.merged
+	s.merged = nil
+	if err := checkPlacements(placements, s.cfg); err != nil {
+		return err
+	}
+	invalidating := s.invalidating(fresh)
+	s.invalidateAll(fresh)
+	if err := s.EndEpoch(placements, s.vt); err != nil {
+		return err
+	}
+	s.closeInterval(false, invalidating)
+	return nil
+}
+
+// invalidating returns the pages that fresh intervals will invalidate.
+func (s *State) invalidating(fresh []*protocol.Interval) map[uint32]bool {
 	invalidating := make(map[uint32]bool)
 	for _, iv := range fresh {
 		for p := range protocol.Pages(iv.Pages) {
-			invalidating[p] = true
+			if !s.holds(p, iv.ID) {
+				invalidating[p] = true
+			}
 		}
 	}
-	s.closeInterval(false, invalidating)
+	return invalidating
+}
+
+func (s *State) record(fresh []*protocol.Interval) {
 	for _, iv := range fresh {
 		s.vt[iv.ID.Rank] = iv.ID.Index
 		s.log[iv.ID.Rank] = append(s.log[iv.ID.Rank], iv)
 		s.metadata += intervalSize(iv)
 	}
+}
+
+func (s *State) invalidateAll(fresh []*protocol.Interval) {
 	for _, iv := range fresh {
 		for p := range protocol.Pages(iv.Pages) {
 			s.invalidate(p, iv.ID)
 		}
 	}
-	return nil
 }
 
 // freshIntervals checks ivs against what this rank knows, without changing
@@ -718,23 +931,86 @@ func (s *State) freshIntervals(ivs []protocol.Interval) ([]*protocol.Interval, e
 	return fresh, nil
 }
 
+// invalidate records write notice id of page p, unless this rank's copy
+// holds it already (home-based: a diff that came before its notice).
 func (s *State) invalidate(p uint32, id protocol.IntervalID) {
+	if s.holds(p, id) {
+		return
+	}
 	pg := &s.pages[p]
 	pg.pending = append(pg.pending, id)
 	switch pg.state {
 	case Invalid, Absent:
 		return
-	case ReadOnly:
-		s.act(ActInvalidate, p)
+	case ReadOnly, ReadWrite:
+		pg.stale, pg.staleRW = true, pg.state == ReadWrite && !pg.protected
+		pg.protected = false
+		s.staleList = append(s.staleList, p)
 		pg.used = true
-		if s.cfg.Prefetch && !pg.listed {
+		if s.cfg.Prefetch && !s.cfg.Homes && !pg.listed {
 			pg.listed = true
 			s.usedList = append(s.usedList, p)
 		}
-	case ReadWrite:
-		panic(fmt.Sprintf("lrc: page %d writable when invalidated", p)) // the close before turned it cold
 	}
 	pg.state = Invalid
 	s.invalid++
 	s.stats.Invalidations++
+}
+
+// validated makes invalid page p current once nothing it waits for is
+// missing, and maps it for the accesses waiting on it.
+func (s *State) validated(p uint32) {
+	pg := &s.pages[p]
+	pg.state = Unmapped
+	s.invalid--
+	if pg.keep {
+		pg.keep = false
+		s.keeping--
+	}
+	w := pg.want
+	pg.want, pg.used = wantNone, false
+	if pg.stale {
+		// Still mapped: brought up to date in place, and kept as the
+		// application has it, but for what tracking writes needs now (its
+		// home may have moved meanwhile).
+		pg.stale = false
+		switch {
+		case pg.twin != nil && !bytes.Equal(pg.twin, s.pageBytes(p)):
+			// Writes of another thread since the close, kept by the refresh:
+			// writable, for the next close to find them with the twin.
+			pg.state = ReadWrite
+			if !pg.staleRW {
+				s.act(ActUnprotect, p)
+			}
+			pg.idle = 0
+			s.dirty = append(s.dirty, p)
+		case pg.staleRW && s.inPlace(p) && !pg.home.exported:
+			pg.state = ReadWrite
+		default:
+			pg.state = ReadOnly
+			if pg.staleRW {
+				s.act(ActWriteProtect, p)
+			}
+			if s.cfg.AsyncWrites && !s.inPlace(p) {
+				s.takeTwin(p)
+			} else {
+				s.dropTwin(pg)
+			}
+		}
+	}
+	if pg.home.refresh {
+		pg.home.refresh = false
+		s.homes.refreshing--
+		s.stats.Refreshed++
+	}
+	// A page nobody waits for (prefetched) stays unmapped: if the
+	// application uses it, a fault here maps it and marks it in use; if not,
+	// it is never kept up to date.
+	pg.home.prefetched = false
+	switch w {
+	case wantWrite:
+		s.access(p, true)
+	case wantRead:
+		s.access(p, false)
+	}
 }

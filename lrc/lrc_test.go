@@ -92,14 +92,18 @@ func (c *cluster) read(r int, p uint32, off, n int) []byte {
 	return slices.Clone(c.mem[r][int(p)*pageSize+off : int(p)*pageSize+off+n])
 }
 
-// sync makes from's release visible to to (a lock handed from → to).
-func (c *cluster) sync(from, to int) {
+// sync makes from's release visible to to (a lock handed from → to), and
+// returns the pages to's application drops as the acquire returns.
+func (c *cluster) sync(from, to int) []uint32 {
 	c.st[from].CloseInterval()
 	ivs, err := c.st[from].IntervalsFor(c.st[to].VT())
 	require.NoError(c.t, err)
 	require.NoError(c.t, c.st[to].Acquire(ivs))
+	c.st[to].StartRefresh()
+	c.deliverAll()
 	c.take(from)
 	c.take(to)
+	return c.st[to].TakeZap()
 }
 
 func TestLocalFaultsAndIntervals(t *testing.T) {
@@ -219,8 +223,9 @@ func TestFetchAppliesDiffsAndMaps(t *testing.T) {
 	c.write(0, 0, 5, 0xaa, 0xbb)
 	require.NoError(t, c.st[1].Fault(0, false)) // rank 1 maps the old page
 	c.actions(1)
-	c.sync(0, 1)
-	assert.Equal(t, []Action{{ActInvalidate, 0}}, c.actions(1))
+	assert.Equal(t, []uint32{0}, c.sync(0, 1), "the application drops the stale page")
+	assert.Empty(t, c.actions(1))
+	assert.Empty(t, c.st[1].TakeZap())
 	assert.Equal(t, Invalid, c.st[1].PageState(0))
 	assert.Equal(t, 1, c.st[1].Invalid())
 

@@ -23,9 +23,9 @@ func (l Limits) Check(m Message) error {
 	case *LockGrant:
 		err = errors.Join(l.checkLock(m.Lock), l.checkIntervals(m.Intervals))
 	case *BarrierArrive:
-		err = errors.Join(l.checkBarrier(m.Barrier), l.checkMembers(m.Members), l.checkVT(m.VT), l.checkIntervals(m.Intervals))
+		err = errors.Join(l.checkBarrier(m.Barrier), l.checkMembers(m.Members), l.checkVT(m.VT), l.checkIntervals(m.Intervals), l.checkHomes(m.Homes))
 	case *BarrierDepart:
-		err = errors.Join(l.checkBarrier(m.Barrier), l.checkIntervals(m.Intervals))
+		err = errors.Join(l.checkBarrier(m.Barrier), l.checkIntervals(m.Intervals), l.checkHomes(m.Homes))
 	case *DiffRequest:
 		err = l.checkDiffRequest(m)
 	case *DiffResponse:
@@ -34,6 +34,12 @@ func (l Limits) Check(m Message) error {
 		if m.Op < AllocCollective || m.Op > AllocFree {
 			err = fmt.Errorf("unknown allocation op %d", m.Op)
 		}
+	case *PageRequest:
+		err = l.checkPageRequest(m)
+	case *PageResponse:
+		err = l.checkPageResponse(m)
+	case *HomeDiffs:
+		err = l.checkHomeDiffs(m)
 	case *AllocReply, *CounterRequest, *CounterReply:
 	case nil:
 		return errors.New("nil message")
@@ -173,6 +179,71 @@ func (l Limits) checkDiffResponse(m *DiffResponse) error {
 			if err := l.checkID(d.Interval); err != nil {
 				return fmt.Errorf("page %d: %w", p.Page, err)
 			}
+		}
+	}
+	return nil
+}
+
+func (l Limits) checkHomes(hs []HomeRange) error {
+	for _, h := range hs {
+		if h.Count == 0 || uint64(h.First)+uint64(h.Count) > uint64(l.Pages) {
+			return fmt.Errorf("home placement of pages [%d,+%d) outside the region's %d", h.First, h.Count, l.Pages)
+		}
+		if err := l.checkRank("home", h.Rank); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l Limits) checkPageRequest(m *PageRequest) error {
+	if len(m.Pages) == 0 {
+		return errors.New("no pages")
+	}
+	for i, p := range m.Pages {
+		if err := l.checkPage(p.Page); err != nil {
+			return err
+		}
+		if i > 0 && p.Page <= m.Pages[i-1].Page {
+			return fmt.Errorf("pages not sorted and distinct at page %d", p.Page)
+		}
+		for j, id := range p.Need {
+			if err := l.checkID(id); err != nil {
+				return fmt.Errorf("page %d: %w", p.Page, err)
+			}
+			if j > 0 && id.Rank <= p.Need[j-1].Rank {
+				return fmt.Errorf("page %d: needed intervals not one per rank in rank order at %v", p.Page, id)
+			}
+		}
+	}
+	return nil
+}
+
+func (l Limits) checkPageResponse(m *PageResponse) error {
+	for i, p := range m.Pages {
+		if err := l.checkPage(p.Page); err != nil {
+			return err
+		}
+		if i > 0 && p.Page <= m.Pages[i-1].Page {
+			return fmt.Errorf("pages not sorted and distinct at page %d", p.Page)
+		}
+	}
+	return nil
+}
+
+func (l Limits) checkHomeDiffs(m *HomeDiffs) error {
+	if err := l.checkID(m.Interval); err != nil {
+		return err
+	}
+	if len(m.Pages) == 0 {
+		return errors.New("no pages")
+	}
+	for i, p := range m.Pages {
+		if err := l.checkPage(p.Page); err != nil {
+			return err
+		}
+		if i > 0 && p.Page <= m.Pages[i-1].Page {
+			return fmt.Errorf("pages not sorted and distinct at page %d", p.Page)
 		}
 	}
 	return nil

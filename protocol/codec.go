@@ -79,6 +79,12 @@ func Decode(b []byte) (Message, error) {
 		m = &CounterRequest{}
 	case MsgCounterReply:
 		m = &CounterReply{}
+	case MsgPageRequest:
+		m = &PageRequest{}
+	case MsgPageResponse:
+		m = &PageResponse{}
+	case MsgHomeDiffs:
+		m = &HomeDiffs{}
 	default:
 		return nil, fmt.Errorf("decode: unknown message type %d", b[0])
 	}

@@ -31,6 +31,9 @@ const (
 	MsgAllocReply     MsgType = 9  // rank 0 → rank
 	MsgCounterRequest MsgType = 10 // rank → the counter's manager: fetch and add
 	MsgCounterReply   MsgType = 11 // manager → rank: the counter's previous value
+	MsgPageRequest    MsgType = 12 // rank → a page's home: whole pages, at versions named
+	MsgPageResponse   MsgType = 13 // home → rank
+	MsgHomeDiffs      MsgType = 14 // writer → home, at a release: the diffs of the home's pages
 )
 
 var msgTypeNames = map[MsgType]string{
@@ -45,6 +48,9 @@ var msgTypeNames = map[MsgType]string{
 	MsgAllocReply:     "AllocReply",
 	MsgCounterRequest: "CounterRequest",
 	MsgCounterReply:   "CounterReply",
+	MsgPageRequest:    "PageRequest",
+	MsgPageResponse:   "PageResponse",
+	MsgHomeDiffs:      "HomeDiffs",
 }
 
 // MsgTypes lists every message kind in wire order.
@@ -54,6 +60,7 @@ var MsgTypes = []MsgType{
 	MsgDiffRequest, MsgDiffResponse,
 	MsgAllocRequest, MsgAllocReply,
 	MsgCounterRequest, MsgCounterReply,
+	MsgPageRequest, MsgPageResponse, MsgHomeDiffs,
 }
 
 func (t MsgType) String() string {
@@ -199,6 +206,9 @@ type BarrierArrive struct {
 	// Shares says the member hands Value to every member (one member at most).
 	Shares bool
 	Value  uint64
+	// Homes are the home placements the member asked for since the last
+	// barrier of every rank; they take effect when one completes.
+	Homes []HomeRange
 }
 
 // Type reports MsgBarrierArrive.
@@ -216,6 +226,17 @@ type BarrierDepart struct {
 	// Shared says Value is the value a member shared at this barrier.
 	Shared bool
 	Value  uint64
+	// Homes are the placements every member asked for, merged, in order:
+	// every rank applies them as it leaves a barrier of every rank.
+	Homes []HomeRange
+}
+
+// HomeRange places the home of Count pages from First at rank Rank.
+type HomeRange struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	First    uint32
+	Count    uint32
+	Rank     int
 }
 
 // Type reports MsgBarrierDepart.
@@ -329,3 +350,67 @@ func (m *CounterReply) Type() MsgType { return MsgCounterReply }
 // CounterManager returns the rank whose engine keeps counter c in a job of
 // nprocs ranks.
 func CounterManager(c uint32, nprocs int) int { return int(c % uint32(nprocs)) }
+
+// PageRequest asks a page's home for whole pages. Need names, for each page,
+// the newest interval of each writer whose writes the copy must hold (the
+// write notices the requester has not applied); the home answers once its
+// copy holds them all.
+type PageRequest struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	ID       uint32
+	Pages    []PageNeed
+	// Epoch counts the barriers of every rank the requester has left: homes
+	// move only there, so a rank that has left fewer holds the request
+	// until it has left as many.
+	Epoch uint32
+}
+
+// PageNeed is one page of a PageRequest.
+type PageNeed struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Page     uint32
+	Need     []IntervalID
+}
+
+// Type reports MsgPageRequest.
+func (m *PageRequest) Type() MsgType { return MsgPageRequest }
+
+// PageResponse answers the PageRequest with the same ID, page for page.
+type PageResponse struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	ID       uint32
+	Pages    []PageCopy
+}
+
+// PageCopy is the home's copy of a page.
+type PageCopy struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Page     uint32
+	Data     []byte
+}
+
+// Type reports MsgPageResponse.
+func (m *PageResponse) Type() MsgType { return MsgPageResponse }
+
+// HomeDiffs carries to a home the diffs that the writer's interval Interval
+// made to pages the receiver is home of. A writer sends them as it closes the
+// interval, one message per home, before any message that could make the
+// interval known: every transport delivers one sender's messages to one
+// receiver in order.
+type HomeDiffs struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Interval IntervalID
+	Pages    []PageDiff
+	// Epoch: as in PageRequest.
+	Epoch uint32
+}
+
+// PageDiff is the diff of one page, in the encoding of package diff.
+type PageDiff struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Page     uint32
+	Diff     []byte
+}
+
+// Type reports MsgHomeDiffs.
+func (m *HomeDiffs) Type() MsgType { return MsgHomeDiffs }

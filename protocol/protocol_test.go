@@ -39,7 +39,55 @@ func randMessage(rng *rand.Rand, n int, pages uint32) Message {
 		}
 		return ivs
 	}
-	switch rng.IntN(11) {
+	homes := func() []HomeRange {
+		var hs []HomeRange
+		for range rng.IntN(3) {
+			first := rng.Uint32N(pages)
+			hs = append(hs, HomeRange{First: first, Count: 1 + rng.Uint32N(pages-first), Rank: rng.IntN(n)})
+		}
+		return hs
+	}
+	need := func() []IntervalID {
+		var ids []IntervalID
+		for r := range n {
+			if rng.IntN(3) == 0 {
+				ids = append(ids, IntervalID{Rank: r, Index: 1 + rng.Uint32N(1<<20)})
+			}
+		}
+		return ids
+	}
+	bytes := func() []byte {
+		b := make([]byte, 1+rng.IntN(64))
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+		return b
+	}
+	switch rng.IntN(14) {
+	case 11:
+		m := &PageRequest{ID: rng.Uint32(), Epoch: rng.Uint32()}
+		for p := uint32(0); p < pages; p++ {
+			if rng.IntN(3) == 0 || p == pages-1 && m.Pages == nil {
+				m.Pages = append(m.Pages, PageNeed{Page: p, Need: need()})
+			}
+		}
+		return m
+	case 12:
+		m := &PageResponse{ID: rng.Uint32()}
+		for p := uint32(0); p < pages; p++ {
+			if rng.IntN(3) == 0 {
+				m.Pages = append(m.Pages, PageCopy{Page: p, Data: bytes()})
+			}
+		}
+		return m
+	case 13:
+		m := &HomeDiffs{Interval: id(), Epoch: rng.Uint32()}
+		for p := uint32(0); p < pages; p++ {
+			if rng.IntN(3) == 0 || p == pages-1 && m.Pages == nil {
+				m.Pages = append(m.Pages, PageDiff{Page: p, Diff: bytes()})
+			}
+		}
+		return m
 	case 9:
 		return &CounterRequest{ID: rng.Uint32(), Counter: rng.Uint32(), Delta: rng.Int64() - rng.Int64()}
 	case 10:
@@ -60,7 +108,7 @@ func randMessage(rng *rand.Rand, n int, pages uint32) Message {
 		return &LockGrant{Lock: rng.Uint32N(1024), Intervals: intervals()}
 	case 3:
 		m := &BarrierArrive{Barrier: rng.Uint32N(64), Episode: rng.Uint32(), VT: vt(), Intervals: intervals(), Metadata: rng.Uint64(),
-			Shares: rng.IntN(2) == 0, Value: rng.Uint64()}
+			Shares: rng.IntN(2) == 0, Value: rng.Uint64(), Homes: homes()}
 		for r := range n {
 			if rng.IntN(2) == 0 {
 				m.Members = append(m.Members, r)
@@ -69,7 +117,7 @@ func randMessage(rng *rand.Rand, n int, pages uint32) Message {
 		return m
 	case 4:
 		return &BarrierDepart{Barrier: rng.Uint32N(64), Episode: rng.Uint32(), Intervals: intervals(), GC: rng.IntN(2) == 0,
-			Shared: rng.IntN(2) == 0, Value: rng.Uint64()}
+			Shared: rng.IntN(2) == 0, Value: rng.Uint64(), Homes: homes()}
 	case 5:
 		m := &DiffRequest{ID: rng.Uint32()}
 		for p := uint32(0); p < pages; p++ {
@@ -143,19 +191,23 @@ func TestWireFormat(t *testing.T) {
 		{&LockRequest{Lock: 3, Requester: 1, VT: VectorTime{0, 2}}, "0193030192" + "0002"},
 		{&LockRequest{Forwarded: true, Lock: 3, Requester: 1, VT: VectorTime{0, 2}}, "0293030192" + "0002"},
 		{&LockGrant{Lock: 3, Intervals: []Interval{{ID: IntervalID{Rank: 1, Index: 2}, VT: VectorTime{0, 2}, Pages: []PageRange{{First: 7, Count: 2}}}}}, "03920391939201029200029192" + "0702"},
-		{&BarrierDepart{Barrier: 1, Episode: 4, GC: true}, "05960104c0c3c200"},
-		{&BarrierDepart{Barrier: 1, Episode: 4, Shared: true, Value: 0x1000}, "05960104c0c2c3cd1000"},
+		{&BarrierDepart{Barrier: 1, Episode: 4, GC: true}, "05970104c0c3c200c0"},
+		{&BarrierDepart{Barrier: 1, Episode: 4, Shared: true, Value: 0x1000}, "05970104c0c2c3cd1000c0"},
+		{&BarrierDepart{Barrier: 1, Episode: 4, Homes: []HomeRange{{First: 8, Count: 2, Rank: 1}}}, "05970104c0c2c200" + "91930802" + "01"},
 		{&DiffRequest{ID: 9, Pages: []PageIntervals{{Page: 5, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "0692099193059192" + "0001c2"},
 		{&DiffResponse{ID: 9, Pages: []PageDiffs{{Page: 5, Diffs: []IntervalDiff{{Interval: IntervalID{Rank: 0, Index: 1}, Diff: []byte{0, 0, 0xaa}}}}}}, "0792099193059192920001c403" + "0000aac0"},
 		{&CounterRequest{ID: 2, Counter: 7, Delta: -1}, "0a930207ff"},
 		{&CounterReply{ID: 2, Value: 300}, "0b9202cd012c"},
+		{&PageRequest{ID: 3, Pages: []PageNeed{{Page: 5, Need: []IntervalID{{Rank: 1, Index: 4}}}}, Epoch: 2}, "0c930391920591920104" + "02"},
+		{&PageResponse{ID: 3, Pages: []PageCopy{{Page: 5, Data: []byte{1, 2}}}}, "0d9203919205c4020102"},
+		{&HomeDiffs{Interval: IntervalID{Rank: 1, Index: 4}, Pages: []PageDiff{{Page: 5, Diff: []byte{0, 0, 0xaa}}}, Epoch: 1}, "0e939201049192" + "05c4030000aa01"},
 	}
 	for _, c := range cases {
 		b, err := Encode(c.m)
 		require.NoError(t, err)
 		assert.Equal(t, c.hex, hex.EncodeToString(b), "%v", c.m.Type())
 	}
-	assert.Equal(t, []MsgType{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, MsgTypes)
+	assert.Equal(t, []MsgType{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, MsgTypes)
 }
 
 func TestDecodeErrors(t *testing.T) {
@@ -218,6 +270,17 @@ func TestCheck(t *testing.T) {
 		{&DiffRequest{ID: 1, Pages: []PageIntervals{{Page: 3, Intervals: []IntervalID{{Rank: 0, Index: 1}}}, {Page: 3, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "pages not sorted and distinct"},
 		{&DiffResponse{ID: 1, Pages: []PageDiffs{{Page: 2, Diffs: []IntervalDiff{{Interval: IntervalID{Rank: 5, Index: 1}}}}}}, "interval rank 5 out of range"},
 		{&DiffResponse{ID: 1}, ""},
+		{&BarrierDepart{Barrier: 1, Homes: []HomeRange{{First: 2, Count: 8, Rank: 3}}}, ""},
+		{&BarrierDepart{Barrier: 1, Homes: []HomeRange{{First: 2, Count: 9, Rank: 3}}}, "outside the region's 10"},
+		{&BarrierArrive{Barrier: 1, VT: vt, Homes: []HomeRange{{First: 2, Count: 1, Rank: 4}}}, "home rank 4 out of range"},
+		{&PageRequest{ID: 1}, "no pages"},
+		{&PageRequest{ID: 1, Pages: []PageNeed{{Page: 9, Need: []IntervalID{{Rank: 0, Index: 1}, {Rank: 2, Index: 1}}}}}, ""},
+		{&PageRequest{ID: 1, Pages: []PageNeed{{Page: 9, Need: []IntervalID{{Rank: 2, Index: 1}, {Rank: 2, Index: 3}}}}}, "not one per rank"},
+		{&PageRequest{ID: 1, Pages: []PageNeed{{Page: 2}, {Page: 1}}}, "pages not sorted"},
+		{&PageResponse{ID: 1, Pages: []PageCopy{{Page: 10}}}, "page 10 out of range"},
+		{&HomeDiffs{Interval: IntervalID{Rank: 1, Index: 1}}, "no pages"},
+		{&HomeDiffs{Interval: IntervalID{Rank: 1, Index: 0}, Pages: []PageDiff{{Page: 1}}}, "index 0"},
+		{&HomeDiffs{Interval: IntervalID{Rank: 1, Index: 2}, Pages: []PageDiff{{Page: 1}}}, ""},
 		{&AllocRequest{ID: 1, Op: AllocFree}, ""},
 		{&AllocRequest{ID: 1, Op: 9}, "unknown allocation op 9"},
 		{nil, "nil message"},

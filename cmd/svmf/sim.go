@@ -47,12 +47,16 @@ func simCommand(args []string, stdout, stderr io.Writer) error {
 	warmup := fs.Int("warmup", 1, "iterations run before measuring")
 	pageSize := fs.Int("page-size", 4096, "page size in bytes")
 	prefetch := fs.Bool("prefetch", true, "fetch the other pages in use from the same writers with a fault")
+	proto := fs.String("protocol", "home", "home (home-based) or homeless (TreadMarks')")
 	variant := fs.String("variant", "both", "zero (edges 1, interior 0), nonzero, or both")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("sim sor: unexpected argument %q", fs.Arg(0))
+	}
+	if *proto != "home" && *proto != "homeless" {
+		return fmt.Errorf("sim sor: -protocol %q: want home or homeless", *proto)
 	}
 	var variants []bool
 	switch *variant {
@@ -67,13 +71,13 @@ func simCommand(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, nonzero := range variants {
 		cfg := sim.SORConfig{NProcs: *np, Rows: *rows, Cols: *cols, PageSize: *pageSize, NonZero: nonzero}
-		res, err := sim.RunSOR(cfg, *warmup, *iterations, *prefetch)
+		res, err := sim.RunSOR(cfg, *warmup, *iterations, *prefetch, *proto == "home")
 		if err != nil {
 			return err
 		}
 		name := map[bool]string{false: "SOR-Zero", true: "SOR-NonZero"}[nonzero]
-		fmt.Fprintf(stdout, "%s: %d × %d float32 on %d ranks, %d iterations measured after %d, %d-byte pages, prefetch %v\n",
-			name, *rows, *cols, *np, *iterations, *warmup, *pageSize, *prefetch)
+		fmt.Fprintf(stdout, "%s: %d × %d float32 on %d ranks, %d iterations measured after %d, %d-byte pages, %s protocol, prefetch %v\n",
+			name, *rows, *cols, *np, *iterations, *warmup, *pageSize, *proto, *prefetch)
 		fmt.Fprint(stdout, res)
 		if tm := treadmarksSOR[nonzero]; *np == 8 && *rows == 1024 && *cols == 3072 && *iterations == 50 && *pageSize == 4096 {
 			msgs, bytes := res.Stats.Total()

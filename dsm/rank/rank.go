@@ -3,6 +3,11 @@
 // calls and page faults, and the messages of other ranks, go in; messages to
 // other ranks and actions on the application's page mappings come out.
 //
+// Messages to one rank must be delivered in the order they were produced
+// (one transport stream per pair of ranks, as TCP and the engine's queues
+// give): a home's copy takes a writer's diffs in the order the writer made
+// them.
+//
 // Like the packages it joins it is a pure state machine in the style of etcd's
 // raft: no I/O, no clock, no goroutine. The engine of the runtime and the
 // deterministic simulator drive the same code.
@@ -10,6 +15,7 @@ package rank
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/svmcluster/svm/barrier"
@@ -31,8 +37,11 @@ type Config struct {
 	// the others, and a second, internal barrier (2(n-1) more messages)
 	// proves all are done before the history goes.
 	GCThreshold int64
-	// Prefetch: see lrc.Config.
-	Prefetch bool
+	// Homes, AsyncWrites, Funneled, Prefetch: see lrc.Config.
+	Homes       bool
+	AsyncWrites bool
+	Funneled    bool
+	Prefetch    bool
 }
 
 // Defaults for a job.
@@ -46,15 +55,16 @@ const (
 type Ready struct {
 	// Messages go to other ranks, in any order.
 	Messages []protocol.Envelope
-	// Actions change the application's page mappings, in this order. They
-	// hold no lrc.ActInvalidate: only the application can drop its own
-	// mappings, and it does so with Zap.
+	// Actions change the application's page mappings, in this order, before
+	// the messages are sent (a page sent whole goes as it is after them).
+	// Dropping a mapping is not among them: only the application can drop
+	// its own mappings, and it does so with Zap.
 	Actions []lrc.Action
 	// Done: the outstanding Acquire, Barrier or Validate finished.
 	Done bool
 	// Zap, with Done, are the pages (sorted) the application must drop
-	// before it goes on: those the call invalidated that are not mapped
-	// again since. Every page the rank's state holds unmapped is then
+	// before it goes on: those the call invalidated and did not bring up to
+	// date in place. Every page the rank's state holds unmapped is then
 	// unmapped in the application too.
 	Zap []uint32
 }
@@ -93,6 +103,11 @@ type op struct {
 	collectArrived bool
 	// share is the value this rank hands every member at the barrier.
 	share *uint64
+	// refreshing: the acquire has merged what it brought and waits for the
+	// pages in use to be brought up to date in place.
+	refreshing bool
+	// arrivedAt is this rank's own entry of the vector time it arrived with.
+	arrivedAt uint32
 }
 
 // Rank is the protocol engine of one rank.
@@ -113,15 +128,19 @@ type Rank struct {
 	// shared is the value shared at the last barrier, if sharedOK.
 	shared   uint64
 	sharedOK bool
-	// invalidated are the pages invalidated since the last call finished.
-	invalidated []uint32
-	out         Ready
-	stats       Stats
+	// placements are the home placements asked for since this rank last
+	// left a barrier of every rank, in order.
+	placements []protocol.HomeRange
+	out        Ready
+	stats      Stats
 }
 
 // New returns the engine of rank cfg.Rank over the rank's memory mem.
 func New(cfg Config, mem []byte) (*Rank, error) {
-	l, err := lrc.New(lrc.Config{Rank: cfg.Rank, NProcs: cfg.NProcs, PageSize: cfg.PageSize, Pages: cfg.Pages, Prefetch: cfg.Prefetch}, mem)
+	l, err := lrc.New(lrc.Config{
+		Rank: cfg.Rank, NProcs: cfg.NProcs, PageSize: cfg.PageSize, Pages: cfg.Pages,
+		Homes: cfg.Homes, AsyncWrites: cfg.AsyncWrites, Funneled: cfg.Funneled, Prefetch: cfg.Prefetch,
+	}, mem)
 	if err != nil {
 		return nil, err
 	}
@@ -151,25 +170,14 @@ func New(cfg Config, mem []byte) (*Rank, error) {
 // Ready returns and clears what the rank produced.
 func (r *Rank) Ready() Ready {
 	out := r.lrc.TakeOutput()
-	r.out.Messages = append(r.out.Messages, out.Messages...)
-	for _, a := range out.Actions {
-		if a.Kind == lrc.ActInvalidate {
-			r.invalidated = append(r.invalidated, a.Page)
-		} else {
-			r.out.Actions = append(r.out.Actions, a)
-		}
-	}
 	rd := r.out
 	r.out = Ready{}
+	// The consistency engine's messages first: the diffs a release sends
+	// home go before the message that makes its interval known.
+	rd.Messages = append(out.Messages, rd.Messages...)
+	rd.Actions = append(rd.Actions, out.Actions...)
 	if rd.Done {
-		for _, p := range r.invalidated {
-			if st := r.lrc.PageState(p); st != lrc.ReadOnly && st != lrc.ReadWrite {
-				rd.Zap = append(rd.Zap, p)
-			}
-		}
-		r.invalidated = r.invalidated[:0]
-		slices.Sort(rd.Zap)
-		rd.Zap = slices.Compact(rd.Zap)
+		rd.Zap = r.lrc.TakeZap()
 	}
 	return rd
 }
@@ -215,6 +223,38 @@ func (r *Rank) send(to int, m protocol.Message) {
 // actions, before every call but Fault and Validate (see lrc.ProtectDirty).
 func (r *Rank) ProtectDirty() { r.lrc.ProtectDirty() }
 
+// SetFunneled tells whether the application writes shared memory only while
+// no call is under way (see lrc.Config); call it before the application
+// touches shared memory.
+func (r *Rank) SetFunneled(funneled bool) { r.lrc.SetFunneled(funneled) }
+
+// Written reports the pages the application wrote without a fault (see
+// lrc.Written); the engine calls it before every call that may close the
+// interval.
+func (r *Rank) Written(rs []protocol.PageRange) error { return r.lrc.Written(rs) }
+
+// SetHome places the home of pages [first, first+count) at rank home. It
+// takes effect when the next barrier of every rank completes; the ranks may
+// place pages in any number of calls, and any rank may place any page, but
+// two ranks that place one page at different homes fail that barrier.
+// Without the home-based protocol it does nothing.
+func (r *Rank) SetHome(first, count uint32, home int) error {
+	switch {
+	case home < 0 || home >= r.cfg.NProcs:
+		return fmt.Errorf("home rank %d out of range [0,%d)", home, r.cfg.NProcs)
+	case count == 0 || uint64(first)+uint64(count) > uint64(r.cfg.Pages):
+		return fmt.Errorf("pages [%d,+%d) are not inside the region's %d", first, count, r.cfg.Pages)
+	}
+	if r.cfg.Homes {
+		r.placements = append(r.placements, protocol.HomeRange{First: first, Count: count, Rank: home})
+	}
+	return nil
+}
+
+// Home returns the rank page p is home at, or -1 without the home-based
+// protocol.
+func (r *Rank) Home(p uint32) int { return r.lrc.Home(p) }
+
 // Fault handles an access to page p that trapped. The page is mapped by a
 // later action, at once if the rank's copy is current.
 func (r *Rank) Fault(p uint32, write bool) error {
@@ -253,6 +293,17 @@ func (r *Rank) Acquire(id uint32) error {
 		r.done()
 	}
 	return nil
+}
+
+// acquired finishes an acquire whose intervals are merged: once the pages
+// in use it invalidated are up to date in place, the call is done.
+func (r *Rank) acquired() {
+	r.lrc.StartRefresh()
+	if r.lrc.Refreshing() {
+		r.op.refreshing = true
+		return
+	}
+	r.done()
 }
 
 // Release releases lock id, passing it on if another rank waits for it.
@@ -338,6 +389,10 @@ func (r *Rank) arrive(id uint32, set []int, share *uint64) error {
 		Intervals: ivs,
 		Metadata:  uint64(r.lrc.Metadata()),
 	}
+	if len(set) == 0 {
+		a.Homes = r.placements
+	}
+	r.op.arrivedAt = a.VT[r.cfg.Rank]
 	if share != nil {
 		a.Shares, a.Value = true, *share
 	}
@@ -382,11 +437,18 @@ func (r *Rank) Step(env protocol.Envelope) error {
 	case *protocol.DiffRequest:
 		err = r.lrc.HandleDiffRequest(env.From, m)
 	case *protocol.DiffResponse:
-		if err = r.lrc.HandleDiffResponse(env.From, m); err == nil {
-			err = r.progress()
-		}
+		err = r.lrc.HandleDiffResponse(env.From, m)
+	case *protocol.PageRequest:
+		err = r.lrc.HandlePageRequest(env.From, m)
+	case *protocol.PageResponse:
+		err = r.lrc.HandlePageResponse(env.From, m)
+	case *protocol.HomeDiffs:
+		err = r.lrc.HandleHomeDiffs(env.From, m)
 	default:
 		err = fmt.Errorf("unexpected message %v", env.Msg.Type())
+	}
+	if err == nil {
+		err = r.progress()
 	}
 	if err != nil {
 		return fmt.Errorf("rank %d: %w", r.cfg.Rank, err)
@@ -407,7 +469,7 @@ func (r *Rank) lockResult(res lock.Result) error {
 			return fmt.Errorf("grant of lock %d: %w", g.Lock, err)
 		}
 		r.stats.LockAcquiresRemote++
-		r.done()
+		r.acquired()
 	}
 	return nil
 }
@@ -421,11 +483,19 @@ func (r *Rank) barrierResult(res barrier.Result) error {
 		if r.op.kind != opBarrier || r.op.id != d.Barrier {
 			return fmt.Errorf("departure from barrier %d while waiting for %v", d.Barrier, r.op.kind)
 		}
-		if err := r.lrc.Acquire(d.Intervals); err != nil {
+		whole := len(r.op.members) == 0
+		var err error
+		if whole && r.cfg.Homes {
+			if err = r.lrc.Merge(d.Intervals); err == nil {
+				err = r.lrc.AcquireAtEpoch(d.Homes)
+			}
+		} else {
+			err = r.lrc.Acquire(d.Intervals)
+		}
+		if err != nil {
 			return fmt.Errorf("departure from barrier %d: %w", d.Barrier, err)
 		}
-		// The manager knew everything this rank now knows.
-		r.knownBy[barrier.Manager(d.Barrier, r.op.members, r.cfg.NProcs)] = r.lrc.VT()
+		r.acquiredAt(d.Barrier, whole)
 		if !r.op.collecting {
 			r.shared, r.sharedOK = d.Value, d.Shared
 		}
@@ -434,17 +504,41 @@ func (r *Rank) barrierResult(res barrier.Result) error {
 	return nil
 }
 
+// acquiredAt records what leaving barrier id taught: its manager knew all
+// that this rank knows now, but for an interval this rank may have closed as
+// it left (writes of other threads during the wait). Home-based, a barrier
+// of every rank ended an epoch (see lrc.AcquireAtEpoch): every rank knows
+// the history up to it.
+func (r *Rank) acquiredAt(id uint32, whole bool) {
+	known := r.lrc.VT()
+	known[r.cfg.Rank] = r.op.arrivedAt
+	r.knownBy[barrier.Manager(id, r.op.members, r.cfg.NProcs)] = known
+	if whole {
+		r.placements = nil
+		if r.cfg.Homes {
+			r.floor = known
+		}
+	}
+}
+
 // completeBarrier runs at a barrier's manager once every member has arrived:
 // merge what they brought, answer each with what it lacks, and leave.
 func (r *Rank) completeBarrier(c *barrier.Complete) error {
 	whole := len(c.Arrivals[0].Members) == 0
+	var placements []protocol.HomeRange
+	if whole {
+		var err error
+		if placements, err = mergePlacements(c); err != nil {
+			return err
+		}
+	}
 	collect := false
 	sharer := -1
 	collectDone := c.Barrier == r.collectBarrier()
 	var ivs []protocol.Interval
 	for _, a := range c.Arrivals {
 		ivs = append(ivs, a.Intervals...)
-		collect = collect || (whole && !collectDone && a.Metadata > uint64(r.cfg.GCThreshold))
+		collect = collect || (whole && !collectDone && !r.cfg.Homes && a.Metadata > uint64(r.cfg.GCThreshold))
 		if a.Shares && !collectDone {
 			if sharer >= 0 {
 				return fmt.Errorf("barrier %d: ranks %d and %d both share a value", c.Barrier, sharer, a.From)
@@ -459,7 +553,17 @@ func (r *Rank) completeBarrier(c *barrier.Complete) error {
 			r.shared = 0
 		}
 	}
-	if err := r.lrc.Acquire(ivs); err != nil {
+	// Ending an epoch, the departures carry what each member lacks of what
+	// the arrivals brought, before this rank closes any interval of its own
+	// as it leaves.
+	epoch := whole && r.cfg.Homes
+	var err error
+	if epoch {
+		err = r.lrc.Merge(ivs)
+	} else {
+		err = r.lrc.Acquire(ivs)
+	}
+	if err != nil {
 		return fmt.Errorf("barrier %d: %w", c.Barrier, err)
 	}
 	for _, a := range c.Arrivals {
@@ -471,12 +575,59 @@ func (r *Rank) completeBarrier(c *barrier.Complete) error {
 			return fmt.Errorf("barrier %d: departure of rank %d: %w", c.Barrier, a.From, err)
 		}
 		r.send(a.From, &protocol.BarrierDepart{Barrier: c.Barrier, Episode: a.Episode, Intervals: lacking, GC: collect,
-			Shared: sharer >= 0, Value: r.shared})
+			Shared: sharer >= 0, Value: r.shared, Homes: placements})
 	}
 	if err := r.barriers.Leave(c.Barrier); err != nil {
 		return err
 	}
+	if epoch {
+		if err := r.lrc.AcquireAtEpoch(placements); err != nil {
+			return fmt.Errorf("barrier %d: %w", c.Barrier, err)
+		}
+	}
+	r.acquiredAt(c.Barrier, whole)
 	return r.leaveBarrier(collect)
+}
+
+// mergePlacements merges the home placements the members of a barrier of
+// every rank asked for: within a rank a later placement of a page overrides
+// an earlier one; two ranks that place one page at different homes are an
+// error. The result covers each placed page once, in page order.
+func mergePlacements(c *barrier.Complete) ([]protocol.HomeRange, error) {
+	type placed struct {
+		home, by int
+	}
+	var merged map[uint32]placed
+	for _, a := range c.Arrivals {
+		if len(a.Homes) == 0 {
+			continue
+		}
+		own := make(map[uint32]int)
+		for _, h := range a.Homes {
+			for p := h.First; p < h.First+h.Count; p++ {
+				own[p] = h.Rank
+			}
+		}
+		if merged == nil {
+			merged = make(map[uint32]placed, len(own))
+		}
+		for p, home := range own {
+			if prev, ok := merged[p]; ok && prev.home != home {
+				return nil, fmt.Errorf("barrier %d: ranks %d and %d place page %d at different homes (ranks %d and %d)", c.Barrier, prev.by, a.From, p, prev.home, home)
+			}
+			merged[p] = placed{home: home, by: a.From}
+		}
+	}
+	var out []protocol.HomeRange
+	for _, p := range slices.Sorted(maps.Keys(merged)) {
+		home := merged[p].home
+		if n := len(out); n > 0 && out[n-1].Rank == home && uint64(out[n-1].First)+uint64(out[n-1].Count) == uint64(p) {
+			out[n-1].Count++
+			continue
+		}
+		out = append(out, protocol.HomeRange{First: p, Count: 1, Rank: home})
+	}
+	return out, nil
 }
 
 // leaveBarrier finishes a barrier at any member. If the barrier starts a
@@ -494,7 +645,7 @@ func (r *Rank) leaveBarrier(collect bool) error {
 	}
 	r.stats.Barriers++
 	if !collect {
-		r.done()
+		r.acquired()
 		return nil
 	}
 	r.collectUpTo = r.lrc.VT()
@@ -503,11 +654,20 @@ func (r *Rank) leaveBarrier(collect bool) error {
 	return r.progress()
 }
 
-// progress moves the outstanding call on if the diffs it waited for are in.
+// progress moves the outstanding call on if what it waited for is in.
 func (r *Rank) progress() error {
 	switch {
-	case r.op.kind == opValidate && r.lrc.Ready(r.op.first, r.op.count, r.op.write):
+	case r.op.refreshing && !r.lrc.Refreshing():
 		r.done()
+	case r.op.kind == opValidate:
+		// A page it validated may have lost its mapping since (a home's
+		// page sent to another rank is write-protected first): again.
+		if err := r.lrc.Validate(r.op.first, r.op.count, r.op.write); err != nil {
+			return err
+		}
+		if r.lrc.Ready(r.op.first, r.op.count, r.op.write) {
+			r.done()
+		}
 	case r.op.kind == opBarrier && r.op.collecting && !r.op.collectArrived && r.lrc.Settled():
 		r.op.collectArrived = true
 		r.lrc.Freeze()

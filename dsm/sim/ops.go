@@ -31,6 +31,8 @@ const (
 	OpBarrier
 	// OpValidate validates Len pages from page Addr (writable if Write).
 	OpValidate
+	// OpSetHome places the home of Len pages from page Addr at rank ID.
+	OpSetHome
 )
 
 // Op is one step of a simulated program.
@@ -77,6 +79,8 @@ func (op *Op) String() string {
 		return fmt.Sprintf("barrier %d over %v", op.ID, op.Members)
 	case OpValidate:
 		return fmt.Sprintf("validate pages [%d,+%d) write=%v", op.Addr, op.Len, op.Write)
+	case OpSetHome:
+		return fmt.Sprintf("set home of pages [%d,+%d) at rank %d", op.Addr, op.Len, op.ID)
 	}
 	return fmt.Sprintf("OpKind(%d)", op.Kind)
 }

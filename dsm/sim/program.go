@@ -61,6 +61,9 @@ func Random(rng *rand.Rand, pc ProgramConfig) Program {
 	g.pages = pages
 	for ph := range pc.Phases {
 		ids := rng.Perm(int(pc.Barriers))
+		if rng.IntN(4) == 0 {
+			g.place()
+		}
 		switch rng.IntN(3) {
 		case 0:
 			g.phase(ph, false)
@@ -248,6 +251,25 @@ func (g *generator) locked(r int) {
 		}
 	}
 	g.ops[r] = append(g.ops[r], Op{Kind: OpUnlock, ID: l})
+}
+
+// place has one rank, or every rank alike, place the homes of a few page
+// ranges; they take effect at the phase's closing barrier.
+func (g *generator) place() {
+	n := g.pc.NProcs
+	var ops []Op
+	for range 1 + g.rng.IntN(3) {
+		first := g.rng.IntN(g.pages)
+		ops = append(ops, Op{Kind: OpSetHome, Addr: first, Len: 1 + g.rng.IntN(min(8, g.pages-first)), ID: uint32(g.rng.IntN(n))})
+	}
+	if g.rng.IntN(2) == 0 {
+		for r := range n {
+			g.ops[r] = append(g.ops[r], ops...)
+		}
+		return
+	}
+	r := g.rng.IntN(n)
+	g.ops[r] = append(g.ops[r], ops...)
 }
 
 // validate adds a Validate of a few pages; it touches no values, so it is

@@ -15,13 +15,13 @@ import (
 //
 // Commands:
 //
-//	new ranks=N pages=P page-size=B [prefetch=BOOL] [gc=BYTES] [locks=L] [barriers=K]
+//	new ranks=N pages=P page-size=B [prefetch=BOOL] [homes=BOOL] [async=BOOL] [gc=BYTES] [locks=L] [barriers=K]
 //	do rank=R          input: one op per line (lock L, unlock L, barrier ID [members=a,b,...],
 //	                   write ADDR HEX, read ADDR LEN, add ADDR, validate PAGE COUNT [write])
 //	run                deliver messages oldest first until nothing moves; prints the events
 //	stats [reset]      messages and bytes by type (then zero them)
 //	pages rank=R       the rank's page states
-//	sor ranks=N rows=R cols=C iterations=I [warmup=W] [nonzero] [prefetch=BOOL] [page-size=B]
+//	sor ranks=N rows=R cols=C iterations=I [warmup=W] [nonzero] [prefetch=BOOL] [homes=BOOL] [page-size=B]
 func TestScenarios(t *testing.T) {
 	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
 		var s *Sim
@@ -36,6 +36,7 @@ func TestScenarios(t *testing.T) {
 					NProcs: mustInt(t, d, "ranks"), Pages: mustInt(t, d, "pages"), PageSize: mustInt(t, d, "page-size"),
 					Locks: uint32(intArg(t, d, "locks", 16)), Barriers: uint32(intArg(t, d, "barriers", 8)),
 					GCThreshold: int64(intArg(t, d, "gc", 1<<40)), Prefetch: boolArg(t, d, "prefetch", true), Trace: true,
+					Homes: boolArg(t, d, "homes", false), AsyncWrites: boolArg(t, d, "async", false),
 				}
 				var err error
 				if s, err = New(cfg); err != nil {
@@ -92,7 +93,7 @@ func runSOR(t *testing.T, d *datadriven.TestData) string {
 		NProcs: mustInt(t, d, "ranks"), Rows: mustInt(t, d, "rows"), Cols: mustInt(t, d, "cols"),
 		PageSize: intArg(t, d, "page-size", 4096), NonZero: d.HasArg("nonzero"),
 	}
-	res, err := RunSOR(cfg, intArg(t, d, "warmup", 1), mustInt(t, d, "iterations"), boolArg(t, d, "prefetch", true))
+	res, err := RunSOR(cfg, intArg(t, d, "warmup", 1), mustInt(t, d, "iterations"), boolArg(t, d, "prefetch", true), boolArg(t, d, "homes", false))
 	if err != nil {
 		d.Fatalf(t, "%v", err)
 	}

@@ -1,8 +1,9 @@
 // Package sim is a deterministic simulator of an SVM job: N ranks, each with
 // its own page memory and a simulated MMU, running the real protocol engine
 // (package rank over lrc, lock, barrier and protocol) with every message
-// encoded and decoded by the real codec. A seeded scheduler reorders, delays
-// and interleaves messages and rank steps.
+// encoded and decoded by the real codec. A seeded scheduler delays and
+// interleaves messages and rank steps; messages from one rank to another
+// arrive in the order they were sent, as the transports deliver them.
 //
 // Every read the simulated programs make is checked against a reference
 // memory updated in the simulation's global order: for the data-race-free
@@ -35,6 +36,16 @@ type Config struct {
 	Barriers    uint32
 	GCThreshold int64
 	Prefetch    bool
+	// Homes runs the home-based protocol; AsyncWrites has writes to
+	// write-protected pages go through without a fault, recorded in the MMU
+	// and reported before every synchronisation, as the kernel's
+	// asynchronous write protection does.
+	Homes       bool
+	AsyncWrites bool
+	// Mutate, when set, may change or drop each message in flight, to check
+	// that the simulation catches a broken protocol. It returns the message
+	// to deliver, or nil to drop it.
+	Mutate func(rng *rand.Rand, from, to int, m protocol.Message) protocol.Message
 	// Seed drives the random scheduler; Run with Random set uses it.
 	Seed uint64
 	// Trace keeps every event; otherwise only the last traceTail are kept.
@@ -48,7 +59,9 @@ type Config struct {
 
 const traceTail = 200
 
-// perm is a simulated MMU permission.
+// perm is a simulated MMU permission: none (unmapped), read (mapped
+// write-protected; with AsyncWrites a write goes through and lifts the
+// protection) or write.
 type perm uint8
 
 const (
@@ -63,6 +76,8 @@ type Sim struct {
 	rng    *rand.Rand
 	ranks  []*simRank
 	flight []flight
+	// seen is scratch space for heads.
+	seen   []bool
 	ref    []byte
 	trace  []string
 	events int
@@ -147,6 +162,7 @@ func New(cfg Config) (*Sim, error) {
 		eng, err := rank.New(rank.Config{
 			Rank: r, NProcs: cfg.NProcs, PageSize: cfg.PageSize, Pages: cfg.Pages,
 			Locks: cfg.Locks, Barriers: cfg.Barriers, GCThreshold: cfg.GCThreshold, Prefetch: cfg.Prefetch,
+			Homes: cfg.Homes, AsyncWrites: cfg.AsyncWrites, Funneled: !cfg.StrayFaults,
 		}, mem)
 		if err != nil {
 			return nil, err
@@ -203,7 +219,12 @@ func (s *Sim) Failure() string {
 		return ""
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d: %v\nlast events:\n", s.cfg.Seed, s.err)
+	protocol := "homeless"
+	if s.cfg.Homes {
+		protocol = "home-based"
+	}
+	fmt.Fprintf(&b, "seed %d (%d ranks, %s, async writes %v, prefetch %v, stray faults %v): %v\nlast events:\n",
+		s.cfg.Seed, s.cfg.NProcs, protocol, s.cfg.AsyncWrites, s.cfg.Prefetch, s.cfg.StrayFaults, s.err)
 	tail := s.trace
 	if len(tail) > traceTail {
 		tail = tail[len(tail)-traceTail:]
@@ -246,7 +267,7 @@ func (s *Sim) Idle() bool {
 // generator among every deliverable message and every runnable rank; without
 // it, the oldest message goes first and ranks run in rank order.
 func (s *Sim) Run(random bool) error {
-	var ready []int
+	var ready, heads []int
 	for s.err == nil {
 		ready = ready[:0]
 		for i, r := range s.ranks {
@@ -254,7 +275,8 @@ func (s *Sim) Run(random bool) error {
 				ready = append(ready, i)
 			}
 		}
-		choices := len(ready) + len(s.flight)
+		heads = s.heads(heads[:0])
+		choices := len(ready) + len(heads)
 		if choices == 0 {
 			break
 		}
@@ -265,13 +287,13 @@ func (s *Sim) Run(random bool) error {
 		var pick int
 		if random {
 			pick = s.rng.IntN(choices)
-		} else if len(s.flight) > 0 {
+		} else if len(heads) > 0 {
 			pick = len(ready)
 		}
 		if pick < len(ready) {
 			s.step(s.ranks[ready[pick]])
 		} else {
-			s.deliver(pick - len(ready))
+			s.deliver(heads[pick-len(ready)])
 		}
 	}
 	if s.err == nil && !s.Idle() {
@@ -286,11 +308,43 @@ func (s *Sim) Run(random bool) error {
 	return s.err
 }
 
+// heads appends to dst the index in flight of each message that is the
+// oldest from its sender to its receiver: the ones a transport that keeps
+// order could deliver next.
+func (s *Sim) heads(dst []int) []int {
+	n := len(s.ranks)
+	if cap(s.seen) < n*n {
+		s.seen = make([]bool, n*n)
+	}
+	seen := s.seen[:n*n]
+	clear(seen)
+	for i, f := range s.flight {
+		if p := f.from*n + f.to; !seen[p] {
+			seen[p] = true
+			dst = append(dst, i)
+		}
+	}
+	return dst
+}
+
 // protectDirty does what the engine does before a call that may close the
-// interval: write-protect the dirty pages first. In random runs it is
+// interval: report the pages written without a fault (AsyncWrites), and
+// write-protect the dirty pages first. In random runs the protection is
 // skipped half the time, so that closes that protect pages themselves are
 // exercised too.
 func (s *Sim) protectDirty(r *simRank) {
+	if s.cfg.AsyncWrites {
+		var written []uint32
+		for p, m := range r.mmu {
+			if m == permWrite {
+				written = append(written, uint32(p))
+			}
+		}
+		if err := r.eng.Written(protocol.Ranges(written)); err != nil {
+			s.fail("rank %d: written pages: %v", r.id, err)
+			return
+		}
+	}
 	if s.cfg.StrayFaults && s.rng.IntN(2) == 0 {
 		return
 	}
@@ -305,6 +359,10 @@ func (s *Sim) strayFault() {
 	p := s.rng.IntN(s.cfg.Pages)
 	need := permRead + perm(s.rng.IntN(2))
 	if r.mmu[p] >= need {
+		return
+	}
+	if s.cfg.AsyncWrites && r.mmu[p] == permRead {
+		r.mmu[p] = permWrite // no fault: the kernel records the write
 		return
 	}
 	s.logf("rank %d: stray %s fault on page %d", r.id, need, p)
@@ -322,6 +380,12 @@ func (s *Sim) deliver(i int) {
 	if err != nil {
 		s.fail("decoding a message %d→%d: %v", f.from, f.to, err)
 		return
+	}
+	if s.cfg.Mutate != nil {
+		if m = s.cfg.Mutate(s.rng, f.from, f.to, m); m == nil {
+			s.logf("dropped %d→%d", f.from, f.to)
+			return
+		}
 	}
 	s.logf("deliver %d→%d %s", f.from, f.to, describe(m))
 	r := s.ranks[f.to]
@@ -374,6 +438,13 @@ func (s *Sim) collect(r *simRank) bool {
 			return false
 		}
 		if r.waitDone {
+			if s.cfg.Trace && s.cfg.Homes && r.cur.Kind == OpBarrier && r.cur.Members == nil {
+				var homes []string
+				for p := range s.cfg.Pages {
+					homes = append(homes, fmt.Sprint(r.eng.Home(uint32(p))))
+				}
+				s.logf("rank %d: homes %s", r.id, strings.Join(homes, " "))
+			}
 			s.logf("rank %d: %v done", r.id, r.cur)
 			r.waitDone = false
 			r.cur = nil
@@ -394,7 +465,7 @@ func (s *Sim) act(r *simRank, a lrc.Action) {
 	}
 	switch a.Kind {
 	case lrc.ActWriteProtect:
-		if was != permWrite {
+		if was != permWrite && !(s.cfg.AsyncWrites && was == permRead) {
 			s.fail("rank %d: write-protect of page %d, which is not writable", r.id, p)
 		}
 		r.mmu[p] = permRead
@@ -408,7 +479,8 @@ func (s *Sim) act(r *simRank, a lrc.Action) {
 		// still mapped until the call returns.
 		r.mmu[p] = permWrite
 	case lrc.ActUnprotect:
-		if was != permRead {
+		// With AsyncWrites a write may have lifted the protection already.
+		if was != permRead && !(s.cfg.AsyncWrites && was == permWrite) {
 			s.fail("rank %d: unprotect of page %d, which is not mapped read-only", r.id, p)
 		}
 		r.mmu[p] = permWrite
@@ -437,9 +509,21 @@ func (s *Sim) start(r *simRank) bool {
 	s.logf("rank %d: %v", r.id, op)
 	if op.Kind == OpLock || op.Kind == OpUnlock || op.Kind == OpBarrier {
 		s.protectDirty(r)
+		if s.err != nil {
+			return false
+		}
 	}
 	var err error
 	switch op.Kind {
+	case OpSetHome:
+		err = r.eng.SetHome(uint32(op.Addr), uint32(op.Len), int(op.ID))
+		if err == nil {
+			r.cur = nil
+		}
+		if err != nil {
+			s.fail("rank %d: %v: %v", r.id, op, err)
+		}
+		return false
 	case OpLock:
 		err = r.eng.Acquire(op.ID)
 	case OpUnlock:
@@ -472,6 +556,10 @@ func (s *Sim) access(r *simRank) {
 	for _, need := range op.pages(s.cfg.PageSize) {
 		p := need.page
 		if r.mmu[p] >= need.perm {
+			continue
+		}
+		if s.cfg.AsyncWrites && need.perm == permWrite && r.mmu[p] == permRead {
+			r.mmu[p] = permWrite // no fault: the kernel records the write
 			continue
 		}
 		if err := r.eng.Fault(uint32(p), need.perm == permWrite); err != nil {
@@ -564,6 +652,24 @@ func describe(m protocol.Message) string {
 			}
 		}
 		return fmt.Sprintf("%v id=%d diffs=[%s]", m.Type(), m.ID, strings.Join(parts, " "))
+	case *protocol.PageRequest:
+		var parts []string
+		for _, p := range m.Pages {
+			parts = append(parts, fmt.Sprintf("%d:%v", p.Page, p.Need))
+		}
+		return fmt.Sprintf("%v id=%d epoch=%d pages=[%s]", m.Type(), m.ID, m.Epoch, strings.Join(parts, " "))
+	case *protocol.PageResponse:
+		var parts []string
+		for _, p := range m.Pages {
+			parts = append(parts, fmt.Sprint(p.Page))
+		}
+		return fmt.Sprintf("%v id=%d pages=[%s]", m.Type(), m.ID, strings.Join(parts, " "))
+	case *protocol.HomeDiffs:
+		var parts []string
+		for _, p := range m.Pages {
+			parts = append(parts, fmt.Sprintf("%d/%dB", p.Page, len(p.Diff)))
+		}
+		return fmt.Sprintf("%v interval=%v epoch=%d diffs=[%s]", m.Type(), m.Interval, m.Epoch, strings.Join(parts, " "))
 	}
 	return m.Type().String()
 }

@@ -19,8 +19,10 @@ var (
 )
 
 // jobFor derives a job and a program from a seed: N = 2..8 ranks, small pages
-// so that data shares pages densely, prefetching on or off, and for a third
-// of the seeds a garbage collection threshold of a few pages, so that
+// so that data shares pages densely, the home-based protocol for two seeds
+// in three and the homeless one for the third, writes found by faults or
+// reported without them, prefetching on or off, and for a third of the
+// homeless seeds a garbage collection threshold of a few pages, so that
 // collections happen often.
 func jobFor(seed uint64, phases int) (Config, Program) {
 	rng := rand.New(rand.NewPCG(seed, 1))
@@ -35,6 +37,7 @@ func jobFor(seed uint64, phases int) (Config, Program) {
 	cfg := Config{
 		NProcs: n, Pages: prog.Pages, PageSize: pageSize, Locks: pc.Locks, Barriers: pc.Barriers,
 		GCThreshold: gc, Prefetch: rng.IntN(2) == 0, StrayFaults: rng.IntN(2) == 0, Seed: seed, Trace: *traceFlag,
+		Homes: seed%3 != 0, AsyncWrites: rng.IntN(2) == 0,
 	}
 	return cfg, prog
 }
@@ -64,6 +67,7 @@ func runProgram(t *testing.T, cfg Config, prog Program) *Sim {
 // protocol has must have been exercised.
 func TestRandomPrograms(t *testing.T) {
 	var collections, prefetched, silent, subsetBarriers, diffs, dropped, refetched atomic.Int64
+	var fetched, refreshed, migrations, homeDiffs atomic.Int64
 	t.Cleanup(func() {
 		if *seeds < 100 || t.Failed() {
 			return
@@ -75,6 +79,10 @@ func TestRandomPrograms(t *testing.T) {
 		assert.Positive(t, diffs.Load(), "no diff was applied")
 		assert.Positive(t, dropped.Load(), "no collection dropped a page")
 		assert.Positive(t, refetched.Load(), "no dropped page was fetched from its keeper")
+		assert.Positive(t, fetched.Load(), "no page was fetched from its home")
+		assert.Positive(t, refreshed.Load(), "no page was brought up to date in place")
+		assert.Positive(t, migrations.Load(), "no home moved")
+		assert.Positive(t, homeDiffs.Load(), "no diff reached a home")
 	})
 	for i := range *seeds {
 		seed := *firstSeed + uint64(i)
@@ -90,6 +98,12 @@ func TestRandomPrograms(t *testing.T) {
 				diffs.Add(st.DiffsApplied)
 				dropped.Add(st.Dropped)
 				refetched.Add(st.Refetched)
+				fetched.Add(st.PagesFetched)
+				refreshed.Add(st.Refreshed)
+				migrations.Add(st.HomeMigrations)
+				if cfg.Homes {
+					homeDiffs.Add(st.DiffsApplied)
+				}
 			}
 			for _, ops := range prog.Ops {
 				for _, op := range ops {
@@ -109,6 +123,7 @@ func TestRandomPrograms(t *testing.T) {
 func TestGarbageCollectionBoundsMetadata(t *testing.T) {
 	for _, seed := range []uint64{11, 12, 13, 14} {
 		cfg, prog := jobFor(seed, 60)
+		cfg.Homes = false
 		cfg.GCThreshold = 1 << 40
 		unbounded := runProgram(t, cfg, prog).MaxMetadata()
 		cfg.GCThreshold = int64(8 * cfg.PageSize)
@@ -121,5 +136,22 @@ func TestGarbageCollectionBoundsMetadata(t *testing.T) {
 			seed, cfg.NProcs, unbounded, s.MaxMetadata(), collections)
 		assert.Positive(t, collections)
 		assert.Less(t, s.MaxMetadata()*3, unbounded, "seed %d: collection did not bound the metadata", seed)
+	}
+}
+
+// TestHomesBoundMetadata: home-based, every barrier of every rank drops the
+// history every rank has, and diffs go home as they are made, so long
+// programs hold a fraction of the metadata the homeless protocol holds
+// uncollected.
+func TestHomesBoundMetadata(t *testing.T) {
+	for _, seed := range []uint64{11, 12, 13, 14} {
+		cfg, prog := jobFor(seed, 60)
+		cfg.GCThreshold = 1 << 40
+		cfg.Homes = false
+		homeless := runProgram(t, cfg, prog).MaxMetadata()
+		cfg.Homes = true
+		homes := runProgram(t, cfg, prog).MaxMetadata()
+		t.Logf("seed %d: %d ranks, most metadata held %d bytes homeless and uncollected, %d home-based", seed, cfg.NProcs, homeless, homes)
+		assert.Less(t, homes*3, homeless, "seed %d: home-based metadata not bounded", seed)
 	}
 }

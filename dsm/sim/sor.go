@@ -132,10 +132,11 @@ type SORResult struct {
 	Stats      Stats
 }
 
-// RunSOR simulates red-black SOR: each rank initializes its band, warmup
-// iterations run unmeasured (the study excluded the first), then iterations
-// are counted. Every value read is checked as in any simulation.
-func RunSOR(cfg SORConfig, warmup, iterations int, prefetch bool) (SORResult, error) {
+// RunSOR simulates red-black SOR with the home-based protocol or the homeless
+// one: each rank initializes its band, warmup iterations run unmeasured (the
+// study excluded the first), then iterations are counted. Every value read
+// is checked as in any simulation.
+func RunSOR(cfg SORConfig, warmup, iterations int, prefetch, homes bool) (SORResult, error) {
 	job, err := NewSOR(cfg)
 	if err != nil {
 		return SORResult{}, err
@@ -145,7 +146,7 @@ func RunSOR(cfg SORConfig, warmup, iterations int, prefetch bool) (SORResult, er
 	}
 	s, err := New(Config{
 		NProcs: cfg.NProcs, Pages: job.Pages(), PageSize: cfg.PageSize, Locks: 1, Barriers: 1,
-		GCThreshold: 1 << 40, Prefetch: prefetch,
+		GCThreshold: 1 << 40, Prefetch: prefetch, Homes: homes,
 	})
 	if err != nil {
 		return SORResult{}, err

@@ -1,0 +1,721 @@
+package lrc
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/svmcluster/svm/diff"
+	"github.com/svmcluster/svm/protocol"
+)
+
+// The home-based protocol.
+//
+// A page's copy at its home is the master. The home writes it in place; a
+// rank that is not home makes a twin before it writes, and sends the diff
+// home as it closes the interval (HomeDiffs, one message per home, sent
+// before any message that could make the interval known; transports keep
+// one sender's messages to one receiver in order). Each copy a rank is or was
+// home of carries a version: what it holds of each writer's intervals. A
+// faulting rank asks the home for the whole page, naming for each writer the
+// newest notice it has not applied; the home answers when its version holds
+// them all, queueing the request until the diffs arrive.
+//
+// Tracking the home's own writes: a page another rank may hold a copy of is
+// exported; the home's writes to it are caught (faults on the write-protected
+// page, or the kernel's record with AsyncWrites) and become write notices.
+// Once such a notice is out, every copy taken before it will be invalidated
+// by it, so the page goes untracked — the home writes it at full speed, no
+// notice — until another rank fetches it again, which exports it first: the
+// page is write-protected before it is copied, so no write falls between.
+// Every page starts exported: every rank starts with a (zero) copy of it.
+//
+// Homes: page p starts at rank p mod N. At each barrier of every rank, where
+// every rank knows the same intervals, each rank moves, in the same way, the
+// home of every page that one rank alone wrote since the last such barrier
+// to that rank, unless the page was placed (SetHome in package rank): that
+// rank's copy is current, so nothing moves but the role. The placements
+// asked for since the last such barrier take effect at it; a rank placed as
+// the home of a page its copy lacks fetches it from the previous home first.
+// There too the interval history goes: home-based, nothing needs it once
+// every rank has it.
+
+// maxRefreshes is how many acquires in a row bring a page in use up to date
+// in place while the application does not fault on it; after that it is
+// dropped, and kept up to date again only if a fault shows it is still used.
+const maxRefreshes = 8
+
+// homes is the home-based state of a rank.
+type homes struct {
+	// of[p] is the home of page p.
+	of []int32
+	// placed[p]: page p's home was placed by SetHome and never moves.
+	placed []bool
+	// epoch is the vector time at the last barrier of every rank: every rank
+	// knows every interval up to it, and the log holds none of them.
+	epoch protocol.VectorTime
+	// epochs counts the barriers of every rank this rank has left.
+	epochs uint32
+	// early are messages from ranks that have left more barriers of every
+	// rank than this one, held until it has left as many.
+	early []early
+	// queued are page requests waiting for diffs to reach this rank's copy.
+	queued []queuedRequest
+	// refreshing counts the pages StartRefresh still waits for.
+	refreshing int
+}
+
+type queuedRequest struct {
+	from int
+	m    *protocol.PageRequest
+}
+
+type early struct {
+	from int
+	m    protocol.Message
+}
+
+// homePage is the home-based state of one page.
+type homePage struct {
+	// ver is what this rank's copy holds, kept for pages it is or was home
+	// of; nil for others.
+	ver *version
+	// exported: a copy may be at another rank; writes here are tracked.
+	exported bool
+	// refresh: the acquire under way waits for the page, still mapped, to
+	// be brought up to date in place.
+	refresh bool
+	// prefetched: fetched along with another page's fault.
+	prefetched bool
+	// refreshes counts in-place refreshes since the application last faulted
+	// the page in.
+	refreshes uint8
+	// fetchFrom+1, when set, is the previous home, which this rank, home of
+	// the page now without a current copy, fetches it from.
+	fetchFrom int32
+	// late are the diffs applied while a fetch of the page was out: the
+	// copy that comes may lack them, so they go on top of it again.
+	late []diff.Diff
+}
+
+// version is what a copy holds: every interval up to base, each writer's
+// intervals up to the index in applied, and its own rank's writes.
+type version struct {
+	base    protocol.VectorTime // shared between pages; nil: none
+	applied []protocol.IntervalID
+}
+
+func (v *version) holds(id protocol.IntervalID, self int) bool {
+	if id.Rank == self || v.base != nil && id.Index <= v.base[id.Rank] {
+		return true
+	}
+	for _, a := range v.applied {
+		if a.Rank == id.Rank {
+			return id.Index <= a.Index
+		}
+	}
+	return false
+}
+
+// note records that the copy holds id and every earlier interval of its rank.
+func (v *version) note(id protocol.IntervalID) {
+	for i := range v.applied {
+		if v.applied[i].Rank == id.Rank {
+			v.applied[i].Index = max(v.applied[i].Index, id.Index)
+			return
+		}
+	}
+	v.applied = append(v.applied, id)
+}
+
+func (s *State) initHomes() {
+	s.homes.of = make([]int32, s.cfg.Pages)
+	s.homes.placed = make([]bool, s.cfg.Pages)
+	s.homes.epoch = make(protocol.VectorTime, s.cfg.NProcs)
+	for p := range s.pages {
+		h := int32(p % s.cfg.NProcs)
+		s.homes.of[p] = h
+		pg := &s.pages[p]
+		pg.home.exported = true
+		if int(h) == s.cfg.Rank {
+			pg.home.ver = &version{}
+		}
+	}
+}
+
+// Home returns the home of page p (-1 without the home-based protocol).
+func (s *State) Home(p uint32) int {
+	if !s.cfg.Homes {
+		return -1
+	}
+	return int(s.homes.of[p])
+}
+
+func (s *State) homeOf(p uint32) int { return int(s.homes.of[p]) }
+
+// homedHere reports whether this rank is page p's home.
+func (s *State) homedHere(p uint32) bool {
+	return s.cfg.Homes && int(s.homes.of[p]) == s.cfg.Rank
+}
+
+// holds reports whether this rank's copy of page p has interval id's writes
+// (only a copy with a version knows; others are stale at every notice).
+func (s *State) holds(p uint32, id protocol.IntervalID) bool {
+	v := s.pages[p].home.ver
+	return v != nil && s.pages[p].home.fetchFrom == 0 && v.holds(id, s.cfg.Rank)
+}
+
+// accessHome maps current page p, homed here, for a read or a write.
+func (s *State) accessHome(p uint32, write bool) {
+	pg := &s.pages[p]
+	switch {
+	case !pg.home.exported:
+		s.mapWritable(p)
+	case write:
+		s.mapWritable(p)
+		s.dirtyHome(p)
+	default:
+		pg.state = ReadOnly
+		s.act(ActMapReadOnly, p)
+	}
+}
+
+// dirtyHome records a tracked write to exported page p, homed here.
+func (s *State) dirtyHome(p uint32) {
+	s.pages[p].state = ReadWrite
+	s.dirty = append(s.dirty, p)
+}
+
+// closeHome ends the open interval's tracked writes to page p, homed here:
+// their notice is going out, so the page goes untracked and writable.
+func (s *State) closeHome(p uint32) {
+	pg := &s.pages[p]
+	pg.home.exported = false
+	if pg.protected || pg.state == ReadOnly {
+		// Protected ahead of the close, or exported again after the write:
+		// unprotected now, since the notice about to go out invalidates
+		// every copy taken before it.
+		s.act(ActUnprotect, p)
+		pg.state = ReadWrite
+	}
+	pg.protected = false
+}
+
+// sendHomeDiffs sends the diffs of interval id to their homes.
+func (s *State) sendHomeDiffs(id protocol.IntervalID, toHomes map[int][]protocol.PageDiff) {
+	for _, h := range slices.Sorted(maps.Keys(toHomes)) {
+		s.sendMsg(h, &protocol.HomeDiffs{Interval: id, Pages: toHomes[h], Epoch: s.homes.epochs})
+	}
+}
+
+// HandleHomeDiffs applies to this rank's copies the diffs that rank from's
+// interval made to pages this rank is (or was, when from sent them) home of.
+func (s *State) HandleHomeDiffs(from int, m *protocol.HomeDiffs) error {
+	if !s.cfg.Homes {
+		return fmt.Errorf("home diffs from rank %d without the home-based protocol", from)
+	}
+	if m.Interval.Rank != from {
+		return fmt.Errorf("home diffs from rank %d for interval %v of another rank", from, m.Interval)
+	}
+	if m.Epoch > s.homes.epochs {
+		s.homes.early = append(s.homes.early, early{from, m})
+		return nil
+	}
+	for _, pd := range m.Pages {
+		if err := s.checkPage(pd.Page); err != nil {
+			return fmt.Errorf("home diffs of interval %v: %w", m.Interval, err)
+		}
+		if s.pages[pd.Page].home.ver == nil {
+			return fmt.Errorf("home diffs of interval %v for page %d, which rank %d is not home of", m.Interval, pd.Page, s.cfg.Rank)
+		}
+		if err := diff.Diff(pd.Diff).Validate(s.cfg.PageSize); err != nil {
+			return fmt.Errorf("home diff of page %d, interval %v: %w", pd.Page, m.Interval, err)
+		}
+	}
+	for _, pd := range m.Pages {
+		pg := &s.pages[pd.Page]
+		d := diff.Diff(pd.Diff)
+		_ = d.Apply(s.pageBytes(pd.Page)) // validated above
+		if pg.twin != nil {
+			// Not a write of this rank's open interval.
+			_ = d.Apply(pg.twin)
+		}
+		pg.home.ver.note(m.Interval)
+		if pg.fetching > 0 {
+			pg.home.late = append(pg.home.late, d)
+		}
+		s.stats.DiffsApplied++
+		s.stats.DiffBytesApplied += int64(len(d))
+		s.dropHeld(pd.Page)
+		if pg.state == Invalid && len(pg.pending) == 0 && pg.fetching == 0 && pg.home.fetchFrom == 0 {
+			s.validated(pd.Page)
+		}
+	}
+	return s.serveQueued()
+}
+
+// dropHeld drops the pending notices of page p that its copy now holds.
+func (s *State) dropHeld(p uint32) {
+	pg := &s.pages[p]
+	kept := pg.pending[:0]
+	for _, id := range pg.pending {
+		if !s.holds(p, id) {
+			kept = append(kept, id)
+		}
+	}
+	pg.pending = kept
+}
+
+// homePlan groups the pages to fetch by the rank to ask.
+type homePlan struct {
+	byRank map[int][]protocol.PageNeed
+}
+
+func (s *State) newHomePlan() *homePlan {
+	return &homePlan{byRank: make(map[int][]protocol.PageNeed)}
+}
+
+// source returns the rank to fetch invalid page p from, or -1 when the copy
+// here is completed by diffs on their way (this rank is home).
+func (s *State) source(p uint32) int {
+	pg := &s.pages[p]
+	switch {
+	case pg.home.fetchFrom > 0:
+		return int(pg.home.fetchFrom) - 1
+	case s.homedHere(p):
+		return -1
+	}
+	return s.homeOf(p)
+}
+
+// need returns the newest pending notice of each writer of page p, in rank
+// order.
+func (s *State) need(p uint32) []protocol.IntervalID {
+	var need []protocol.IntervalID
+	for _, id := range s.pages[p].pending {
+		i, found := slices.BinarySearchFunc(need, id.Rank, func(a protocol.IntervalID, r int) int { return a.Rank - r })
+		switch {
+		case !found:
+			need = slices.Insert(need, i, id)
+		case need[i].Index < id.Index:
+			need[i] = id
+		}
+	}
+	return need
+}
+
+// planHomePage adds invalid page p to a plan, unless diffs on their way
+// complete it.
+func (s *State) planHomePage(pl *homePlan, p uint32) {
+	if src := s.source(p); src >= 0 {
+		pl.byRank[src] = append(pl.byRank[src], protocol.PageNeed{Page: p, Need: s.need(p)})
+	}
+}
+
+// addHomePrefetch adds to a fault's plan the invalid pages after the faulting
+// one that the same rank supplies, up to PrefetchLimit, stopping at the first
+// that it does not.
+func (s *State) addHomePrefetch(pl *homePlan, primary uint32) {
+	src := s.source(primary)
+	if src < 0 {
+		return
+	}
+	for q := primary + 1; uint64(q) < uint64(s.cfg.Pages) && q-primary <= uint32(s.cfg.PrefetchLimit); q++ {
+		pg := &s.pages[q]
+		if pg.state != Invalid || pg.fetching > 0 || s.source(q) != src {
+			break
+		}
+		if pg.want != wantNone || pg.home.refresh {
+			continue
+		}
+		pg.home.prefetched = true
+		pl.byRank[src] = append(pl.byRank[src], protocol.PageNeed{Page: q, Need: s.need(q)})
+		s.stats.Prefetched++
+	}
+}
+
+// homeRequest is a page request of this rank that is out.
+type homeRequest struct {
+	to    int
+	pages []protocol.PageNeed
+}
+
+// sendHomePlan turns a plan into one page request per rank asked (more only
+// for more than maxRequestPages pages).
+func (s *State) sendHomePlan(pl *homePlan) {
+	for _, r := range slices.Sorted(maps.Keys(pl.byRank)) {
+		pages := pl.byRank[r]
+		slices.SortFunc(pages, func(a, b protocol.PageNeed) int { return int(a.Page) - int(b.Page) })
+		for len(pages) > 0 {
+			n := min(len(pages), maxRequestPages)
+			chunk := pages[:n:n]
+			pages = pages[n:]
+			s.nextReqID++
+			id := s.nextReqID
+			s.requests[id] = &request{to: r, needs: chunk}
+			for _, pn := range chunk {
+				s.pages[pn.Page].fetching++
+			}
+			s.sendMsg(r, &protocol.PageRequest{ID: id, Pages: chunk, Epoch: s.homes.epochs})
+		}
+	}
+}
+
+
+
+// HandlePageRequest answers rank from's request for whole pages once this
+// rank's copies hold what it needs, queueing it until then. Each page it
+// sends is exported first: write-protected if the application here writes
+// it untracked, so that a write after the copy becomes a notice. The
+// response's page data is then this rank's memory itself: the caller sends
+// it after carrying out the actions that came with it, which makes the copy
+// taken after the protection. A page with a twin goes as its twin.
+func (s *State) HandlePageRequest(from int, m *protocol.PageRequest) error {
+	if !s.cfg.Homes {
+		return fmt.Errorf("page request from rank %d without the home-based protocol", from)
+	}
+	if m.Epoch > s.homes.epochs {
+		s.homes.early = append(s.homes.early, early{from, m})
+		return nil
+	}
+	for _, pn := range m.Pages {
+		if err := s.checkPage(pn.Page); err != nil {
+			return fmt.Errorf("page request %d from rank %d: %w", m.ID, from, err)
+		}
+		if s.pages[pn.Page].home.ver == nil {
+			return fmt.Errorf("page request %d from rank %d: page %d, which rank %d is not home of", m.ID, from, pn.Page, s.cfg.Rank)
+		}
+	}
+	if !s.canServe(m) {
+		s.homes.queued = append(s.homes.queued, queuedRequest{from: from, m: m})
+		return nil
+	}
+	s.serve(from, m)
+	return nil
+}
+
+func (s *State) canServe(m *protocol.PageRequest) bool {
+	for _, pn := range m.Pages {
+		for _, id := range pn.Need {
+			if !s.holds(pn.Page, id) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (s *State) serve(from int, m *protocol.PageRequest) {
+	resp := &protocol.PageResponse{ID: m.ID, Pages: make([]protocol.PageCopy, 0, len(m.Pages))}
+	for _, pn := range m.Pages {
+		pg := &s.pages[pn.Page]
+		if !pg.home.exported {
+			pg.home.exported = true
+			if s.inPlace(pn.Page) && pg.state == ReadWrite {
+				s.act(ActWriteProtect, pn.Page)
+				pg.state = ReadOnly
+			}
+		}
+		data := s.pageBytes(pn.Page)
+		if pg.twin != nil {
+			// Writes of the open interval are half done, and a close that
+			// finds the page unchanged sends no notice: the copy is the
+			// page as the last close left it, with others' diffs since.
+			data = slices.Clone(pg.twin)
+		}
+		resp.Pages = append(resp.Pages, protocol.PageCopy{Page: pn.Page, Data: data})
+	}
+	s.sendMsg(from, resp)
+}
+
+// serveQueued answers the queued requests this rank's copies now satisfy.
+func (s *State) serveQueued() error {
+	kept := s.homes.queued[:0]
+	for _, q := range s.homes.queued {
+		if s.canServe(q.m) {
+			s.serve(q.from, q.m)
+		} else {
+			kept = append(kept, q)
+		}
+	}
+	clear(s.homes.queued[len(kept):])
+	s.homes.queued = kept
+	return nil
+}
+
+// HandlePageResponse takes whole pages that rank from sent for one of this
+// rank's requests: each replaces this rank's copy, keeping the writes of the
+// open interval (those that differ from the twin), and is mapped for the
+// accesses waiting on it once no notice is missing.
+func (s *State) HandlePageResponse(from int, m *protocol.PageResponse) error {
+	req := s.requests[m.ID]
+	if req == nil || req.needs == nil {
+		return fmt.Errorf("page response %d from rank %d answers no outstanding request", m.ID, from)
+	}
+	if err := s.checkPageResponse(req, from, m); err != nil {
+		return fmt.Errorf("page response %d from rank %d: %w", m.ID, from, err)
+	}
+	delete(s.requests, m.ID)
+	for i, pc := range m.Pages {
+		p := pc.Page
+		pg := &s.pages[p]
+		page := s.pageBytes(p)
+		if pg.twin != nil {
+			local := s.createDiff(p)
+			copy(page, pc.Data)
+			copy(pg.twin, pc.Data)
+			_ = local.Apply(page) // made from this page's twin
+		} else {
+			copy(page, pc.Data)
+		}
+		for _, d := range pg.home.late {
+			_ = d.Apply(page) // validated as it came
+			if pg.twin != nil {
+				_ = d.Apply(pg.twin)
+			}
+		}
+		s.stats.PagesFetched++
+		kept := pg.pending[:0]
+		for _, id := range pg.pending {
+			if !covered(req.needs[i].Need, id) {
+				kept = append(kept, id)
+			}
+		}
+		pg.pending = kept
+		if pg.home.ver != nil {
+			for _, id := range req.needs[i].Need {
+				pg.home.ver.note(id)
+			}
+			if len(pg.pending) == 0 {
+				// Home here since: the copy holds all it must now.
+				pg.home.fetchFrom = 0
+			}
+		}
+		pg.fetching--
+		if pg.fetching > 0 {
+			continue
+		}
+		pg.home.late = nil
+		if len(pg.pending) == 0 {
+			s.validated(p)
+		} else if pg.want != wantNone || pg.home.refresh || pg.home.fetchFrom > 0 {
+			// Notices came while the request was out.
+			pl := s.newHomePlan()
+			s.planHomePage(pl, p)
+			s.sendHomePlan(pl)
+		}
+	}
+	return s.serveQueued()
+}
+
+// covered reports whether need, one interval per writer, reaches id.
+func covered(need []protocol.IntervalID, id protocol.IntervalID) bool {
+	for _, n := range need {
+		if n.Rank == id.Rank {
+			return id.Index <= n.Index
+		}
+	}
+	return false
+}
+
+func (s *State) checkPageResponse(req *request, from int, m *protocol.PageResponse) error {
+	if req.to != from {
+		return fmt.Errorf("the request went to rank %d", req.to)
+	}
+	if len(m.Pages) != len(req.needs) {
+		return fmt.Errorf("%d pages answered, %d asked", len(m.Pages), len(req.needs))
+	}
+	for i, pc := range m.Pages {
+		if pc.Page != req.needs[i].Page {
+			return fmt.Errorf("page %d answered where page %d was asked", pc.Page, req.needs[i].Page)
+		}
+		if len(pc.Data) != s.cfg.PageSize {
+			return fmt.Errorf("page %d: %d bytes answered for a %d-byte page", pc.Page, len(pc.Data), s.cfg.PageSize)
+		}
+	}
+	return nil
+}
+
+// StartRefresh begins bringing up to date, in place, the pages the acquire
+// just made invalid that the application has mapped and keeps using: one
+// request per rank that supplies them (the diffs home here come by
+// themselves). Refreshing reports when they are done; the others are
+// dropped (TakeZap).
+func (s *State) StartRefresh() {
+	if !s.cfg.Homes {
+		return
+	}
+	pl := s.newHomePlan()
+	for _, p := range s.staleList {
+		pg := &s.pages[p]
+		if !pg.stale || pg.home.refresh || pg.home.refreshes >= maxRefreshes {
+			continue
+		}
+		pg.home.refresh = true
+		pg.home.refreshes++
+		s.homes.refreshing++
+		if pg.fetching == 0 {
+			s.planHomePage(pl, p)
+		}
+	}
+	s.sendHomePlan(pl)
+}
+
+// Refreshing reports whether pages StartRefresh began are still on their way.
+func (s *State) Refreshing() bool { return s.homes.refreshing > 0 }
+
+// EndEpoch runs as this rank leaves a barrier of every rank, after merging
+// its intervals, when every rank knows the history up to epoch, the vector
+// time the barrier gathered (this rank may have closed one more interval
+// since: writes of other threads during the wait): it applies the placements
+// (merged, in order) and moves the home of each page that one rank alone
+// wrote since the last such barrier to it, then drops the interval history
+// up to epoch.
+func (s *State) EndEpoch(placements []protocol.HomeRange, epoch protocol.VectorTime) error {
+	if !s.cfg.Homes {
+		return nil
+	}
+	if len(epoch) != s.cfg.NProcs || !s.vt.Dominates(epoch) || !epoch.Dominates(s.homes.epoch) {
+		return fmt.Errorf("barrier at vector time %v, but rank %d is at %v and left the last one at %v", epoch, s.cfg.Rank, s.vt, s.homes.epoch)
+	}
+	if err := checkPlacements(placements, s.cfg); err != nil {
+		return err
+	}
+	epoch = epoch.Clone()
+	writer := make(map[uint32]int32)
+	for r := range s.cfg.NProcs {
+		for _, iv := range s.log[r] {
+			if iv.ID.Index <= s.homes.epoch[r] || iv.ID.Index > epoch[r] {
+				continue
+			}
+			for p := range protocol.Pages(iv.Pages) {
+				if w, seen := writer[p]; !seen {
+					writer[p] = int32(r)
+				} else if w != int32(r) {
+					writer[p] = -1
+				}
+			}
+		}
+	}
+	for _, h := range placements {
+		for p := h.First; p < h.First+h.Count; p++ {
+			s.homes.placed[p] = true
+			s.moveHome(p, int32(h.Rank), epoch)
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(writer)) {
+		if w := writer[p]; w >= 0 && !s.homes.placed[p] {
+			s.moveHome(p, w, epoch)
+		}
+	}
+	// A page this rank is home of now without a current copy comes from
+	// the previous home at once: requests for it wait here meanwhile.
+	pl := s.newHomePlan()
+	for p := range s.pages {
+		if pg := &s.pages[p]; pg.home.fetchFrom > 0 && pg.fetching == 0 {
+			s.planHomePage(pl, uint32(p))
+		}
+	}
+	s.sendHomePlan(pl)
+	s.homes.epoch = epoch
+	s.homes.epochs++
+	for r := range s.cfg.NProcs {
+		k := int(epoch[r] - s.base[r])
+		for _, iv := range s.log[r][:k] {
+			s.metadata -= intervalSize(iv)
+		}
+		s.log[r] = slices.Clone(s.log[r][k:])
+		s.base[r] = epoch[r]
+	}
+	return s.handleEarly()
+}
+
+// handleEarly handles the held messages whose senders this rank has caught up
+// with.
+func (s *State) handleEarly() error {
+	held := s.homes.early
+	s.homes.early = nil
+	for _, e := range held {
+		var err error
+		switch m := e.m.(type) {
+		case *protocol.PageRequest:
+			err = s.HandlePageRequest(e.from, m)
+		case *protocol.HomeDiffs:
+			err = s.HandleHomeDiffs(e.from, m)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkPlacements(placements []protocol.HomeRange, cfg Config) error {
+	for _, h := range placements {
+		if h.Count == 0 || uint64(h.First)+uint64(h.Count) > uint64(cfg.Pages) || h.Rank < 0 || h.Rank >= cfg.NProcs {
+			return fmt.Errorf("home placement of pages [%d,+%d) at rank %d does not fit the job", h.First, h.Count, h.Rank)
+		}
+	}
+	return nil
+}
+
+// moveHome makes rank to the home of page p.
+func (s *State) moveHome(p uint32, to int32, epoch protocol.VectorTime) {
+	from := s.homes.of[p]
+	if from == to {
+		return
+	}
+	s.homes.of[p] = to
+	pg := &s.pages[p]
+	self := int32(s.cfg.Rank)
+	switch self {
+	case to:
+		s.stats.HomeMigrations++
+		v := pg.home.ver
+		if v == nil {
+			v = &version{}
+			pg.home.ver = v
+		}
+		// A copy with no notice missing holds every interval up to this
+		// barrier: it is the master now. One that lacks some fetches them
+		// from the previous home, which holds them or will.
+		v.base = epoch
+		if pg.state == Invalid {
+			pg.home.fetchFrom = from + 1
+		}
+		pg.home.exported = true
+		if !s.cfg.Funneled {
+			return // twinned and compared as before; only its diffs stay here
+		}
+		// Written in place from now on, tracked while a copy may be
+		// elsewhere. A funneled rank has no writes of the open interval
+		// here: hot pages were unchanged in the interval the barrier closed.
+		if pg.state == ReadWrite && !pg.protected {
+			s.act(ActWriteProtect, p)
+		}
+		if pg.state == ReadWrite {
+			pg.state = ReadOnly
+		}
+		pg.protected = false
+		pg.idle = 0
+		s.dirty = slices.DeleteFunc(s.dirty, func(q uint32) bool { return q == p })
+		s.dropTwin(pg)
+	case from:
+		// No longer the master: a copy like any other. Its version stays,
+		// for requests and diffs still on their way.
+		pg.home.exported = false
+		if !s.cfg.Funneled {
+			return // twinned already
+		}
+		switch pg.state {
+		case ReadWrite:
+			s.act(ActWriteProtect, p)
+			pg.state = ReadOnly
+			fallthrough
+		case ReadOnly:
+			if s.cfg.AsyncWrites {
+				s.takeTwin(p)
+			}
+		}
+	}
+}
