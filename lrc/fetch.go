@@ -457,6 +457,7 @@ func (s *State) Collect(upto protocol.VectorTime) error {
 	s.send(pl)
 	return nil
 }
+
 // StartCollection begins a garbage collection at a whole-job barrier, when
 // every rank knows the same history. Each page written since the last
 // collection gets a keeper, the writer of its newest interval (every rank
@@ -510,4 +511,3 @@ func (s *State) electKeepers() []int32 {
 	}
 	return next
 }
-

@@ -361,8 +361,6 @@ func (s *State) sendHomePlan(pl *homePlan) {
 	}
 }
 
-
-
 // HandlePageRequest answers rank from's request for whole pages once this
 // rank's copies hold what it needs, queueing it until then. Each page it
 // sends is exported first: write-protected if the application here writes
