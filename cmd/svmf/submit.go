@@ -39,9 +39,6 @@ func submitCommand(f runFlags, program string, args []string, stdout, stderr io.
 			f.np += h.Slots
 		}
 	}
-	if f.np < 1 {
-		return 2, fmt.Errorf("run: -np %d: want at least 1 rank", f.np)
-	}
 	settings, err := f.settings()
 	if err != nil {
 		return 2, fmt.Errorf("run: %w", err)
