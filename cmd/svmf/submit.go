@@ -13,6 +13,7 @@ import (
 
 	"github.com/svmcluster/svm/dsm"
 	"github.com/svmcluster/svm/dsm/daemon"
+	"github.com/svmcluster/svm/dsm/engine"
 )
 
 // submitCommand runs a job across nodes through this node's svmd.
@@ -57,6 +58,9 @@ func submitCommand(f runFlags, program string, args []string, stdout, stderr io.
 	spec := daemon.JobSpec{
 		Settings: settings, Hosts: hosts, Program: prog, Args: args, Env: jobEnv(), Dir: dir,
 		KillAfter: int64(f.killAfter),
+	}
+	if err := spec.Check(engine.MaxRanks); err != nil {
+		return 2, fmt.Errorf("run: %w", err)
 	}
 	socketDir := f.daemon
 	if socketDir == "" {

@@ -43,16 +43,14 @@ type headJob struct {
 // read it.
 const maxOutputBacklog = 256 << 20
 
-// submit starts a job for the user uid:gid whose svmf talks through ctl.
+// submit starts a job, checked already, for the user uid:gid whose svmf
+// talks through ctl.
 func (d *Daemon) submit(spec JobSpec, uid, gid uint32, ctl *link) (*headJob, error) {
 	if d.stopping {
 		return nil, fmt.Errorf("svmd on node %s is shutting down", d.cfg.Node)
 	}
 	if os.Getuid() != 0 && int(uid) != os.Getuid() {
 		return nil, fmt.Errorf("svmd on node %s runs as uid %d, not as root, so it runs jobs only for uid %d, not for uid %d", d.cfg.Node, os.Getuid(), os.Getuid(), uid)
-	}
-	if !filepath.IsAbs(spec.Program) {
-		return nil, fmt.Errorf("program %q: want an absolute path (svmf resolves it)", spec.Program)
 	}
 	placement, err := Place(spec.Settings.NProcs, spec.Hosts)
 	if err != nil {
@@ -292,7 +290,10 @@ func (d *Daemon) newPart(head string, m jobStart) (*partJob, error) {
 	if d.parts[m.ID] != nil || len(m.ID) > 255 {
 		return nil, fmt.Errorf("job id %q is taken or too long", m.ID)
 	}
-	if len(m.Placement) != m.Spec.Settings.NProcs || m.Spec.Settings.NProcs < 1 {
+	if err := m.Spec.Check(d.cfg.MaxRanks); err != nil {
+		return nil, err
+	}
+	if len(m.Placement) != m.Spec.Settings.NProcs {
 		return nil, fmt.Errorf("placement of %d ranks for a job of %d", len(m.Placement), m.Spec.Settings.NProcs)
 	}
 	p := &partJob{id: m.ID, head: head, placement: m.Placement, spec: m.Spec}
