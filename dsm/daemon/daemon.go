@@ -26,6 +26,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -66,9 +67,13 @@ type Daemon struct {
 	ctlPendingAll int
 
 	// mu guards the jobs and the daemon's state.
-	mu       sync.Mutex
-	heads    map[string]*headJob // jobs submitted here
-	parts    map[string]*partJob // jobs with ranks here
+	mu    sync.Mutex
+	heads map[string]*headJob // jobs submitted here
+	parts map[string]*partJob // jobs with ranks here
+	// run and seq make job ids: run tells this daemon's jobs from those of
+	// an earlier one on the same node, whose parts on other nodes may
+	// still be stopping.
+	run      string
 	seq      int
 	stopping bool
 	// settled is signalled whenever a job part or a headed job ends.
@@ -91,6 +96,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 		cfg: cfg, log: log, links: map[string]*link{}, rejected: map[string]time.Time{}, handshakes: map[string]int{},
 		ctlOpen: map[uint32]int{}, ctlPending: map[uint32]int{},
 		heads: map[string]*headJob{}, parts: map[string]*partJob{},
+		run:  strconv.FormatInt(time.Now().UnixMilli(), 36),
 		quit: make(chan struct{}), done: make(chan struct{}),
 	}
 	d.settled = sync.NewCond(&d.mu)
@@ -106,6 +112,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if d.ctlLn, d.ctlPath, err = listenControl(cfg.SocketDir); err != nil {
 		return nil, fmt.Errorf("svmd: %w", err)
 	}
+	d.removeStaleJobs()
 	if d.peerLn, err = net.Listen("tcp", cfg.Listen); err != nil {
 		d.ctlLn.Close()
 		return nil, fmt.Errorf("svmd: peer port: %w", err)
@@ -145,6 +152,24 @@ func listenControl(dir string) (*net.UnixListener, string, error) {
 		return nil, "", fmt.Errorf("control socket: %w", err)
 	}
 	return ln, path, nil
+}
+
+// removeStaleJobs removes the job directories an svmd that died (killed,
+// or crashed) left in the socket directory: no job of it goes on, and a
+// leftover must not stand in a new job's way. No other svmd serves the
+// directory: listenControl made sure.
+func (d *Daemon) removeStaleJobs() {
+	dirs, err := filepath.Glob(filepath.Join(d.cfg.SocketDir, jobDirPrefix+"*"))
+	if err != nil {
+		return
+	}
+	for _, dir := range dirs {
+		if err := os.RemoveAll(dir); err != nil {
+			d.log.Warn("cannot remove the directory of a job of an earlier svmd", "dir", dir, "err", err)
+			continue
+		}
+		d.log.Info("removed the directory of a job of an earlier svmd", "dir", dir)
+	}
 }
 
 // PeerAddr is the address the peer port listens on.

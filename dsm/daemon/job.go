@@ -68,7 +68,7 @@ func (d *Daemon) submit(spec JobSpec, uid, gid uint32, ctl *link) (*headJob, err
 	}
 	d.seq++
 	h := &headJob{
-		id: fmt.Sprintf("%s.%d", d.cfg.Node, d.seq), spec: spec, placement: placement, nodes: nodes, ctl: ctl,
+		id: fmt.Sprintf("%s.%s.%d", d.cfg.Node, d.run, d.seq), spec: spec, placement: placement, nodes: nodes, ctl: ctl,
 		ready: map[string]bool{}, exited: make([]bool, spec.Settings.NProcs), stopped: map[string]bool{}, started: time.Now(),
 	}
 	d.heads[h.id] = h
@@ -316,7 +316,7 @@ func (d *Daemon) newPart(head string, m jobStart) (*partJob, error) {
 	if err := checkProgram(m.Spec.Program, m.Spec.Dir); err != nil {
 		return nil, err
 	}
-	p.dir = filepath.Join(d.cfg.SocketDir, "job-"+m.ID)
+	p.dir = filepath.Join(d.cfg.SocketDir, jobDirPrefix+m.ID)
 	if err := os.Mkdir(p.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("job directory: %w", err)
 	}
@@ -366,6 +366,10 @@ func (d *Daemon) credential(uid, gid uint32) (*syscall.Credential, error) {
 	}
 	return cred, nil
 }
+
+// jobDirPrefix begins the name of each job part's directory in the
+// socket directory.
+const jobDirPrefix = "job-"
 
 // checkProgram says, before any rank starts, that the program or the
 // working directory is missing on this node.
