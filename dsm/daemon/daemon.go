@@ -530,7 +530,13 @@ func (d *Daemon) handle(node string, kind peer.Kind, body []byte) error {
 	case kindJobStop:
 		var m jobStop
 		if err = decode(body, &m); err == nil {
-			if p := d.parts[m.ID]; p != nil && p.head == node {
+			p := d.parts[m.ID]
+			switch {
+			case p == nil:
+				// Its part never started here (it failed to): nothing to
+				// wait for.
+				d.sendTo(node, kindJobStopped, encode(jobRef{ID: m.ID}))
+			case p.head == node:
 				d.partStop(p)
 			}
 		}

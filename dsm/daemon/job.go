@@ -248,6 +248,7 @@ type partJob struct {
 	placement []string
 	spec      JobSpec
 	ranks     []int
+	uid       uint32
 	dir       string
 	eng       *engine.Engine
 	cancel    context.CancelFunc
@@ -296,7 +297,7 @@ func (d *Daemon) newPart(head string, m jobStart) (*partJob, error) {
 	if len(m.Placement) != m.Spec.Settings.NProcs {
 		return nil, fmt.Errorf("placement of %d ranks for a job of %d", len(m.Placement), m.Spec.Settings.NProcs)
 	}
-	p := &partJob{id: m.ID, head: head, placement: m.Placement, spec: m.Spec}
+	p := &partJob{id: m.ID, head: head, placement: m.Placement, spec: m.Spec, uid: m.UID}
 	if p.spec.KillAfter <= 0 {
 		p.spec.KillAfter = int64(d.cfg.KillAfter)
 	}
@@ -313,9 +314,6 @@ func (d *Daemon) newPart(head string, m jobStart) (*partJob, error) {
 		return nil, err
 	}
 	p.cred = cred
-	if err := checkProgram(m.Spec.Program, m.Spec.Dir); err != nil {
-		return nil, err
-	}
 	p.dir = filepath.Join(d.cfg.SocketDir, jobDirPrefix+m.ID)
 	if err := os.Mkdir(p.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("job directory: %w", err)
@@ -371,22 +369,21 @@ func (d *Daemon) credential(uid, gid uint32) (*syscall.Credential, error) {
 // socket directory.
 const jobDirPrefix = "job-"
 
-// checkProgram says, before any rank starts, that the program or the
-// working directory is missing on this node.
-func checkProgram(prog, dir string) error {
-	fi, err := os.Stat(prog)
-	if err != nil {
-		return fmt.Errorf("program: %w", err)
-	}
-	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("program %s is not an executable file", prog)
-	}
-	if dir != "" {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("working directory %s does not exist on this node", dir)
+// startFailure says why rank r did not start. Whether the program and the
+// working directory will do is for the rank's own chdir and exec, as the
+// job's user, to say; the errors they give would tell a missing file from
+// one in a directory closed to that user, so every error of that kind
+// reads the same, naming only what the user gave.
+func (d *Daemon) startFailure(p *partJob, r int, err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		switch errno {
+		case syscall.ENOENT, syscall.EACCES, syscall.EPERM, syscall.ENOTDIR, syscall.EISDIR, syscall.ELOOP, syscall.ENAMETOOLONG:
+			return fmt.Sprintf("node %s: uid %d cannot run %s in %s: the program must be an executable file, and the working directory a directory, that uid %d may use on node %s",
+				d.cfg.Node, p.uid, p.spec.Program, p.spec.Dir, p.uid, d.cfg.Node)
 		}
 	}
-	return nil
+	return fmt.Sprintf("node %s: starting rank %d: %v", d.cfg.Node, r, err)
 }
 
 // partRun starts the ranks placed here.
@@ -408,7 +405,7 @@ func (d *Daemon) partRun(p *partJob) {
 			Credential: p.cred,
 		})
 		if err != nil {
-			head.send(kindJobFailed, encode(jobFailed{ID: p.id, Reason: fmt.Sprintf("node %s: starting rank %d: %v", d.cfg.Node, r, err)}))
+			head.send(kindJobFailed, encode(jobFailed{ID: p.id, Reason: d.startFailure(p, r, err)}))
 			d.partStop(p)
 			return
 		}
