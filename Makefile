@@ -43,7 +43,7 @@ test: setup lint
 	$(GO) test -race $(PURE) ./dsm/engine/...
 	$(GO) test -race ./dsm/sim -run 'TestRandomPrograms$$' -sim.seeds=200
 	$(GO) test -race ./dsm -run TestJobs
-	$(GO) test -race ./dsm/daemon -run 'TestLink|TestParse|TestPlace|TestStop|TestReadSecret|FuzzHandle'
+	$(GO) test -race ./dsm/daemon -run 'TestLink|TestParse|TestPlace|TestStop|TestReadSecret|TestSpec|FuzzHandle'
 
 # The main job: red-black SOR on 4 ranks, checked against a sequential run;
 # then the same across two svmd nodes on this machine; then the SVM-Fortran
@@ -79,6 +79,7 @@ fuzz: setup
 	$(GO) test ./protocol -run='^$$' -fuzz='^FuzzDecode$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./protocol/peer -run='^$$' -fuzz='^FuzzReadFrame$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./dsm/daemon -run='^$$' -fuzz='^FuzzHandle$$' -fuzztime=$(FUZZTIME)
+	$(GO) test ./dsm/daemon -run='^$$' -fuzz='^FuzzSubmit$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./svmfortran/syntax -run='^$$' -fuzz='^FuzzParse$$' -fuzztime=$(FUZZTIME)
 	$(GO) test ./svmfortran/compile -run='^$$' -fuzz='^FuzzCompile$$' -fuzztime=$(FUZZTIME)
 

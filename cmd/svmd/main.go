@@ -101,6 +101,7 @@ func configure(args []string, stderr io.Writer) (daemon.Config, slog.Level, erro
 	fs.DurationVar(&flags.Heartbeat, "heartbeat", def.Heartbeat, "how often to tell each peer this node is alive")
 	fs.DurationVar(&flags.FailureTimeout, "failure-timeout", def.FailureTimeout, "silence after which a peer, and every job spanning it, is given up")
 	fs.DurationVar(&flags.KillAfter, "kill-after", def.KillAfter, "how long stopped ranks get between SIGTERM and SIGKILL")
+	fs.IntVar(&flags.MaxRanks, "max-ranks", def.MaxRanks, "the most ranks a job may have")
 	verbose := fs.Bool("v", false, "log debug messages")
 	if err := fs.Parse(args); err != nil {
 		return daemon.Config{}, 0, err
@@ -138,6 +139,8 @@ func configure(args []string, stderr io.Writer) (daemon.Config, slog.Level, erro
 			cfg.FailureTimeout = flags.FailureTimeout
 		case "kill-after":
 			cfg.KillAfter = flags.KillAfter
+		case "max-ranks":
+			cfg.MaxRanks = flags.MaxRanks
 		case "peer":
 			if cfg.Peers == nil {
 				cfg.Peers = map[string]string{}

@@ -48,7 +48,7 @@ the other ranks (SIGTERM, then SIGKILL after -kill-after), reports which rank
 failed and how, and exits with that rank's status (128+signal for a signal;
 1 for an engine failure). Ctrl-C stops the whole job.
 
-Sizes accept K, M and G suffixes (powers of 1024).
+Sizes accept K, M, G and T suffixes (powers of 1024).
 
 flags:
 `
@@ -61,8 +61,8 @@ type runFlags struct {
 	tagOutput   bool
 	region      string
 	base        string
-	locks       uint
-	barriers    uint
+	locks       uint32Flag
+	barriers    uint32Flag
 	gcThreshold string
 	prefetch    bool
 	killAfter   time.Duration
@@ -83,8 +83,10 @@ func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.BoolVar(&f.tagOutput, "tag-output", false, "prefix each line of a rank's output with [rank]")
 	fs.StringVar(&f.region, "region", "256M", "size of the shared region")
 	fs.StringVar(&f.base, "base", fmt.Sprintf("%#x", engine.DefaultBase), "address of the shared region in every rank")
-	fs.UintVar(&f.locks, "locks", 1024, "number of lock ids")
-	fs.UintVar(&f.barriers, "barriers", 64, "number of barrier ids")
+	def := engine.DefaultSettings(0)
+	f.locks, f.barriers = uint32Flag(def.Locks), uint32Flag(def.Barriers)
+	fs.Var(&f.locks, "locks", "`number` of lock ids")
+	fs.Var(&f.barriers, "barriers", "`number` of barrier ids")
 	fs.StringVar(&f.gcThreshold, "gc-threshold", "64M", "protocol metadata per rank that triggers garbage collection at a barrier")
 	fs.BoolVar(&f.prefetch, "prefetch", true, "with a fault, fetch the other pages in use that the same writers supply")
 	fs.DurationVar(&f.killAfter, "kill-after", 2*time.Second, "how long stopped ranks get between SIGTERM and SIGKILL")
@@ -101,9 +103,6 @@ func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
 	if f.daemon != "" {
 		return 2, errors.New("run: --daemon needs --hosts or --hostfile")
 	}
-	if f.np < 1 {
-		return 2, fmt.Errorf("run: -np %d: want at least 1 rank", f.np)
-	}
 	settings, err := f.settings()
 	if err != nil {
 		return 2, fmt.Errorf("run: %w", err)
@@ -115,13 +114,12 @@ func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
 	return runJob(engine.Config{Settings: settings}, f, prog, fs.Args()[1:], stdout, stderr)
 }
 
+// settings are the job's settings from the flags, checked as svmd checks
+// them.
 func (f runFlags) settings() (engine.Settings, error) {
 	region, err := parseSize(f.region)
 	if err != nil {
 		return engine.Settings{}, fmt.Errorf("-region: %w", err)
-	}
-	if ps := uint64(os.Getpagesize()); region%ps != 0 {
-		return engine.Settings{}, fmt.Errorf("-region %s: not a multiple of the %d-byte page", f.region, ps)
 	}
 	gc, err := parseSize(f.gcThreshold)
 	if err != nil {
@@ -131,17 +129,30 @@ func (f runFlags) settings() (engine.Settings, error) {
 	if err != nil {
 		return engine.Settings{}, fmt.Errorf("-base %q: not an address", f.base)
 	}
-	if f.locks == 0 || f.locks > 1<<20 || f.barriers == 0 || f.barriers > 1<<20 {
-		return engine.Settings{}, fmt.Errorf("-locks %d, -barriers %d: want 1 to %d of each", f.locks, f.barriers, 1<<20)
-	}
-	return engine.Settings{
+	s := engine.Settings{
 		NProcs: f.np, RegionSize: region, Base: base,
 		Locks: uint32(f.locks), Barriers: uint32(f.barriers),
 		GCThreshold: int64(gc), Prefetch: f.prefetch,
-	}, nil
+	}
+	return s, s.Check(engine.MaxRanks)
 }
 
-// parseSize reads a byte count with an optional K, M or G suffix.
+// uint32Flag is a flag holding a uint32: a larger number is refused as the
+// flags are parsed ("value out of range"), not cut down to a smaller one.
+type uint32Flag uint32
+
+func (u *uint32Flag) String() string { return strconv.FormatUint(uint64(*u), 10) }
+
+func (u *uint32Flag) Set(s string) error {
+	v, err := strconv.ParseUint(s, 0, 32)
+	if err != nil {
+		return err.(*strconv.NumError).Err
+	}
+	*u = uint32Flag(v)
+	return nil
+}
+
+// parseSize reads a byte count with an optional K, M, G or T suffix.
 func parseSize(s string) (uint64, error) {
 	mult := uint64(1)
 	num := s
@@ -153,6 +164,8 @@ func parseSize(s string) (uint64, error) {
 			mult, num = 1<<20, s[:n-1]
 		case 'G', 'g':
 			mult, num = 1<<30, s[:n-1]
+		case 'T', 't':
+			mult, num = 1<<40, s[:n-1]
 		}
 	}
 	v, err := strconv.ParseUint(num, 10, 64)
@@ -163,15 +176,16 @@ func parseSize(s string) (uint64, error) {
 }
 
 func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, stderr io.Writer) (int, error) {
-	dir, err := engine.SocketDir()
+	dir, lock, err := jobDir()
 	if err != nil {
-		return 1, err
+		return 1, fmt.Errorf("run: %w", err)
 	}
+	defer lock.Close()
 	defer os.RemoveAll(dir)
 	cfg.Socket = engine.SocketPath(dir)
 	eng, err := engine.New(cfg)
 	if err != nil {
-		return 1, err
+		return 1, fmt.Errorf("run: %w", err)
 	}
 	defer eng.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -179,8 +193,11 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 	engDone := make(chan error, 1)
 	go func() { engDone <- eng.Run(ctx) }()
 
+	// An interrupt, a termination or a hang-up (a closed terminal) stops
+	// the job, and its directory goes with it; after a SIGKILL, which
+	// svmf cannot see, the next svmf run removes the directory.
 	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
 	exits := make(chan *launch.Process, f.np)

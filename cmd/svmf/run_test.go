@@ -176,11 +176,13 @@ func TestRankPanicEndsJob(t *testing.T) {
 }
 
 // startHang starts a job whose last rank sleeps while the others wait at
-// a barrier, and returns once the job is running.
-func startHang(t *testing.T, np int, stderr *bytes.Buffer) *exec.Cmd {
+// a barrier, and returns once the job is running. env, if set, is svmf's
+// environment.
+func startHang(t *testing.T, np int, stderr *bytes.Buffer, env []string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "svmf"), "run", "-np", strconv.Itoa(np), testprog, "hang")
 	cmd.Dir = binDir
+	cmd.Env = env
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -193,7 +195,7 @@ func startHang(t *testing.T, np int, stderr *bytes.Buffer) *exec.Cmd {
 
 func TestRankKilledEndsJob(t *testing.T) {
 	var errOut bytes.Buffer
-	cmd := startHang(t, 3, &errOut)
+	cmd := startHang(t, 3, &errOut, nil)
 	// Kill the sleeping rank (the last one) the way an OOM killer would.
 	var victim int
 	for _, pid := range orphans() {
@@ -213,7 +215,7 @@ func TestRankKilledEndsJob(t *testing.T) {
 }
 
 func TestInterruptStopsJob(t *testing.T) {
-	cmd := startHang(t, 2, &bytes.Buffer{})
+	cmd := startHang(t, 2, &bytes.Buffer{}, nil)
 	require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
 	require.Error(t, cmd.Wait())
 	assert.Equal(t, 130, cmd.ProcessState.ExitCode())
@@ -246,12 +248,17 @@ func TestRunUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"run"}, "run: no program given"},
-		{[]string{"run", testprog}, "-np 0: want at least 1 rank"},
+		{[]string{"run", testprog}, "-np 0: want 1 to 65536 ranks"},
+		{[]string{"run", "-np", "4611686018427387904", testprog}, "-np 4611686018427387904: want 1 to 65536 ranks"},
 		{[]string{"run", "-np", "2", "./no-such-program"}, "no-such-program"},
 		{[]string{"run", "-np", "2", "-region", "12Q", testprog}, `-region: "12Q" is not a size`},
-		{[]string{"run", "-np", "2", "-region", "1000", testprog}, "-region 1000: not a multiple of the 4096-byte page"},
+		{[]string{"run", "-np", "2", "-region", "1000", testprog}, "-region 1000: not a positive multiple of the 4096-byte page"},
+		{[]string{"run", "-np", "2", "-region", "2T", testprog}, "-region 2T: want at most 1T"},
 		{[]string{"run", "-np", "2", "-base", "zzz", testprog}, `-base "zzz": not an address`},
-		{[]string{"run", "-np", "2", "-locks", "0", testprog}, "-locks 0"},
+		{[]string{"run", "-np", "2", "-locks", "0", testprog}, "-locks 0: want 1 to 1048576 lock ids"},
+		{[]string{"run", "-np", "2", "-locks", "4294967295", testprog}, "-locks 4294967295: want 1 to 1048576 lock ids"},
+		{[]string{"run", "-np", "2", "-locks", "4294967296", testprog}, `invalid value "4294967296" for flag -locks: value out of range`},
+		{[]string{"run", "-np", "2", "-barriers", "0", testprog}, "-barriers 0: want 1 to 1048576 barrier ids"},
 	} {
 		j := svmf(t, 30*time.Second, nil, tc.args...)
 		assert.Equal(t, 2, j.code, "%v", tc.args)
@@ -270,4 +277,63 @@ func TestBaseAddressTaken(t *testing.T) {
 	j := svmf(t, 30*time.Second, nil, "run", "-np", "1", "-base", "0x10000", "-region", "1G", testprog, "counter")
 	assert.NotEqual(t, 0, j.code)
 	assert.Contains(t, j.stderr, "is already in use in this process")
+}
+
+// TestTooManyRanksForTheDescriptors: a job whose ranks would run the
+// engine out of file descriptors is refused before any starts.
+func TestTooManyRanksForTheDescriptors(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", `ulimit -n 256 && exec "$0" run -np 100 "$1" counter`, filepath.Join(binDir, "svmf"), testprog)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Equal(t, 1, cmd.ProcessState.ExitCode())
+	assert.Contains(t, string(out), "svmf: run: -np 100: 100 ranks here need about 864 open files, and this process may open")
+	assert.Contains(t, string(out), "(ulimit -n)")
+	assert.Empty(t, orphans())
+}
+
+// TestEngineDirectoryCleanup: svmf run removes its engine's directory on
+// every exit it sees, and the next run removes one left by an svmf that
+// was killed, but never one in use.
+func TestEngineDirectoryCleanup(t *testing.T) {
+	runtimeDir := t.TempDir()
+	env := append(os.Environ(), "XDG_RUNTIME_DIR="+runtimeDir)
+	jobDirs := func() []string {
+		dirs, err := filepath.Glob(filepath.Join(runtimeDir, "svmf-job-*"))
+		require.NoError(t, err)
+		return dirs
+	}
+	run := func() {
+		cmd := exec.Command(filepath.Join(binDir, "svmf"), "run", "-np", "2", testprog, "counter", "-k", "10")
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+	}
+
+	run()
+	assert.Empty(t, jobDirs(), "after a job that finished")
+
+	cmd := startHang(t, 2, &bytes.Buffer{}, env)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	require.Error(t, cmd.Wait())
+	assert.Equal(t, 128+1, cmd.ProcessState.ExitCode())
+	assert.Empty(t, jobDirs(), "after a hang-up")
+	noOrphans(t)
+
+	killed := startHang(t, 2, &bytes.Buffer{}, env)
+	require.NoError(t, killed.Process.Kill())
+	killed.Wait()
+	noOrphans(t)
+	stale := jobDirs()
+	require.Len(t, stale, 1, "svmf was killed: its directory stays until the next run")
+
+	live := startHang(t, 2, &bytes.Buffer{}, env)
+	inUse := jobDirs()
+	require.Len(t, inUse, 1, "the next run removed the stale directory")
+	assert.NotEqual(t, stale, inUse)
+	run()
+	assert.Equal(t, inUse, jobDirs(), "a run left another's directory in use alone")
+	require.NoError(t, live.Process.Signal(syscall.SIGINT))
+	live.Wait()
+	assert.Empty(t, jobDirs())
+	noOrphans(t)
 }

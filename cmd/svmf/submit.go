@@ -13,6 +13,7 @@ import (
 
 	"github.com/svmcluster/svm/dsm"
 	"github.com/svmcluster/svm/dsm/daemon"
+	"github.com/svmcluster/svm/dsm/engine"
 )
 
 // submitCommand runs a job across nodes through this node's svmd.
@@ -39,9 +40,6 @@ func submitCommand(f runFlags, program string, args []string, stdout, stderr io.
 			f.np += h.Slots
 		}
 	}
-	if f.np < 1 {
-		return 2, fmt.Errorf("run: -np %d: want at least 1 rank", f.np)
-	}
 	settings, err := f.settings()
 	if err != nil {
 		return 2, fmt.Errorf("run: %w", err)
@@ -60,6 +58,9 @@ func submitCommand(f runFlags, program string, args []string, stdout, stderr io.
 	spec := daemon.JobSpec{
 		Settings: settings, Hosts: hosts, Program: prog, Args: args, Env: jobEnv(), Dir: dir,
 		KillAfter: int64(f.killAfter),
+	}
+	if err := spec.Check(engine.MaxRanks); err != nil {
+		return 2, fmt.Errorf("run: %w", err)
 	}
 	socketDir := f.daemon
 	if socketDir == "" {

@@ -31,6 +31,10 @@ type SubmitOptions struct {
 // every rank exited 0, else the first failure's status with an error that
 // says what failed.
 func Submit(dir string, spec JobSpec, opt SubmitOptions) (int, error) {
+	body := encode(spec)
+	if len(body) > MaxRequest {
+		return 2, fmt.Errorf("the job's submission takes %d bytes, and svmd takes at most %d: its arguments and environment are too large", len(body), MaxRequest)
+	}
 	path := filepath.Join(dir, ControlSocket)
 	c, err := net.Dial("unix", path)
 	if err != nil {
@@ -38,7 +42,7 @@ func Submit(dir string, spec JobSpec, opt SubmitOptions) (int, error) {
 	}
 	pc := peer.Local(c, "svmd")
 	defer pc.Close()
-	if err := pc.Send(kindSubmit, encode(spec)); err != nil {
+	if err := pc.Send(kindSubmit, body); err != nil {
 		return 1, err
 	}
 	var tagMu sync.Mutex

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/svmcluster/svm/dsm/engine"
 )
 
 // Config is how one svmd runs. The YAML file's keys are the yaml names;
@@ -42,6 +44,9 @@ type Config struct {
 	// KillAfter is how long a stopped job's ranks get between SIGTERM and
 	// SIGKILL.
 	KillAfter time.Duration `yaml:"kill_after"`
+	// MaxRanks is the most ranks a job submitted here, or with ranks
+	// here, may have.
+	MaxRanks int `yaml:"max_ranks"`
 }
 
 // Defaults.
@@ -51,6 +56,7 @@ const (
 	DefaultHeartbeat      = 500 * time.Millisecond
 	DefaultFailureTimeout = 3 * time.Second
 	DefaultKillAfter      = 2 * time.Second
+	DefaultMaxRanks       = 1024
 	// ControlSocket is the name of the socket svmf submits through.
 	ControlSocket = "svmd.sock"
 	minSecret     = 16
@@ -65,6 +71,7 @@ func DefaultConfig() Config {
 	return Config{
 		Node: host, Listen: DefaultListen, Metrics: DefaultMetrics, SocketDir: DefaultSocketDir(),
 		Heartbeat: DefaultHeartbeat, FailureTimeout: DefaultFailureTimeout, KillAfter: DefaultKillAfter,
+		MaxRanks: DefaultMaxRanks,
 	}
 }
 
@@ -131,6 +138,9 @@ func (c *Config) Check() error {
 	}
 	if c.KillAfter <= 0 {
 		return fmt.Errorf("kill_after %v: want a positive duration", c.KillAfter)
+	}
+	if c.MaxRanks < 1 || c.MaxRanks > engine.MaxRanks {
+		return fmt.Errorf("max_ranks %d: want 1 to %d", c.MaxRanks, engine.MaxRanks)
 	}
 	if c.SecretFile == "" && !loopback(c.Listen) {
 		return fmt.Errorf("listen %s: not a loopback address, and no secret_file: "+

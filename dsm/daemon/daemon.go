@@ -23,8 +23,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,11 +54,26 @@ type Daemon struct {
 	linksClosed bool
 	// rejected is when a failed handshake from each host was last logged.
 	rejected map[string]time.Time
+	// handshakes counts the peer connections whose handshake is under way,
+	// by remote host.
+	handshakes    map[string]int
+	handshakesAll int
+
+	// ctlMu guards the counts of control connections by user: open, and
+	// of those, pending (their submission not read yet).
+	ctlMu         sync.Mutex
+	ctlOpen       map[uint32]int
+	ctlPending    map[uint32]int
+	ctlPendingAll int
 
 	// mu guards the jobs and the daemon's state.
-	mu       sync.Mutex
-	heads    map[string]*headJob // jobs submitted here
-	parts    map[string]*partJob // jobs with ranks here
+	mu    sync.Mutex
+	heads map[string]*headJob // jobs submitted here
+	parts map[string]*partJob // jobs with ranks here
+	// run and seq make job ids: run tells this daemon's jobs from those of
+	// an earlier one on the same node, whose parts on other nodes may
+	// still be stopping.
+	run      string
 	seq      int
 	stopping bool
 	// settled is signalled whenever a job part or a headed job ends.
@@ -76,8 +93,10 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 		return nil, fmt.Errorf("svmd: %w", err)
 	}
 	d := &Daemon{
-		cfg: cfg, log: log, links: map[string]*link{}, rejected: map[string]time.Time{},
+		cfg: cfg, log: log, links: map[string]*link{}, rejected: map[string]time.Time{}, handshakes: map[string]int{},
+		ctlOpen: map[uint32]int{}, ctlPending: map[uint32]int{},
 		heads: map[string]*headJob{}, parts: map[string]*partJob{},
+		run:  strconv.FormatInt(time.Now().UnixMilli(), 36),
 		quit: make(chan struct{}), done: make(chan struct{}),
 	}
 	d.settled = sync.NewCond(&d.mu)
@@ -93,6 +112,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 	if d.ctlLn, d.ctlPath, err = listenControl(cfg.SocketDir); err != nil {
 		return nil, fmt.Errorf("svmd: %w", err)
 	}
+	d.removeStaleJobs()
 	if d.peerLn, err = net.Listen("tcp", cfg.Listen); err != nil {
 		d.ctlLn.Close()
 		return nil, fmt.Errorf("svmd: peer port: %w", err)
@@ -132,6 +152,24 @@ func listenControl(dir string) (*net.UnixListener, string, error) {
 		return nil, "", fmt.Errorf("control socket: %w", err)
 	}
 	return ln, path, nil
+}
+
+// removeStaleJobs removes the job directories an svmd that died (killed,
+// or crashed) left in the socket directory: no job of it goes on, and a
+// leftover must not stand in a new job's way. No other svmd serves the
+// directory: listenControl made sure.
+func (d *Daemon) removeStaleJobs() {
+	dirs, err := filepath.Glob(filepath.Join(d.cfg.SocketDir, jobDirPrefix+"*"))
+	if err != nil {
+		return
+	}
+	for _, dir := range dirs {
+		if err := os.RemoveAll(dir); err != nil {
+			d.log.Warn("cannot remove the directory of a job of an earlier svmd", "dir", dir, "err", err)
+			continue
+		}
+		d.log.Info("removed the directory of a job of an earlier svmd", "dir", dir)
+	}
 }
 
 // PeerAddr is the address the peer port listens on.
@@ -252,6 +290,15 @@ func (d *Daemon) sendTo(node string, kind peer.Kind, body []byte) error {
 	return l.send(kind, body)
 }
 
+// Bounds on the peer connections that have not proved they hold the
+// secret: each costs a read buffer and a goroutine for at most
+// peer.HandshakeTimeout. Per host, so that one host cannot keep the
+// cluster's nodes from reconnecting.
+const (
+	maxHandshakes        = 32
+	maxHandshakesPerHost = 8
+)
+
 // acceptPeers takes the other nodes' connections.
 func (d *Daemon) acceptPeers() {
 	for {
@@ -259,11 +306,42 @@ func (d *Daemon) acceptPeers() {
 		if err != nil {
 			return
 		}
-		d.spawn(func() { d.handshake(c) })
+		host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
+		if err := d.admitHandshake(host); err != nil {
+			c.Close()
+			d.logRejection(c.RemoteAddr(), err)
+			continue
+		}
+		d.spawn(func() {
+			defer d.handshakeDone(host)
+			d.handshake(c)
+		})
+	}
+}
+
+func (d *Daemon) admitHandshake(host string) error {
+	d.linksMu.Lock()
+	defer d.linksMu.Unlock()
+	if d.handshakesAll >= maxHandshakes || d.handshakes[host] >= maxHandshakesPerHost {
+		return fmt.Errorf("%d handshakes under way, %d of them from this host (at most %d, and %d from one host): connection closed",
+			d.handshakesAll, d.handshakes[host], maxHandshakes, maxHandshakesPerHost)
+	}
+	d.handshakesAll++
+	d.handshakes[host]++
+	return nil
+}
+
+func (d *Daemon) handshakeDone(host string) {
+	d.linksMu.Lock()
+	defer d.linksMu.Unlock()
+	d.handshakesAll--
+	if d.handshakes[host]--; d.handshakes[host] == 0 {
+		delete(d.handshakes, host)
 	}
 }
 
 func (d *Daemon) handshake(c net.Conn) {
+	defer d.survive("a peer's handshake", func() { c.Close() })
 	pc, err := peer.Server(c, d.cfg.Node, d.secret)
 	if err == nil {
 		if _, ok := d.cfg.Peers[pc.Peer]; !ok {
@@ -370,6 +448,7 @@ func (d *Daemon) addLink(pc *peer.Conn) *link {
 // readLink hands the frames of a peer to the daemon. A peer silent for the
 // failure timeout, or a frame the daemon cannot take, ends the link.
 func (d *Daemon) readLink(l *link) {
+	defer d.survive("node "+l.node+"'s frames", func() { l.down(errors.New("svmd failed on a frame from it (see its log)")) })
 	for {
 		l.conn.SetReadDeadline(time.Now().Add(d.cfg.FailureTimeout))
 		kind, body, err := l.conn.Recv()
@@ -451,7 +530,13 @@ func (d *Daemon) handle(node string, kind peer.Kind, body []byte) error {
 	case kindJobStop:
 		var m jobStop
 		if err = decode(body, &m); err == nil {
-			if p := d.parts[m.ID]; p != nil && p.head == node {
+			p := d.parts[m.ID]
+			switch {
+			case p == nil:
+				// Its part never started here (it failed to): nothing to
+				// wait for.
+				d.sendTo(node, kindJobStopped, encode(jobRef{ID: m.ID}))
+			case p.head == node:
 				d.partStop(p)
 			}
 		}
@@ -518,6 +603,57 @@ func (d *Daemon) acceptControl() {
 	}
 }
 
+// Bounds on the control socket, which every local user may connect to.
+// A job's svmf holds its connection while the job runs; a connection
+// whose submission svmd has not read yet can make it hold up to
+// MaxRequest bytes for up to requestTimeout.
+const (
+	maxUserConnections = 32
+	maxUserPending     = 4
+	maxPending         = 64
+	requestTimeout     = 10 * time.Second
+)
+
+// admitControl counts a new connection of user uid, or says why it is
+// refused.
+func (d *Daemon) admitControl(uid uint32) error {
+	d.ctlMu.Lock()
+	defer d.ctlMu.Unlock()
+	switch {
+	case d.ctlOpen[uid] >= maxUserConnections:
+		return fmt.Errorf("uid %d has %d connections to svmd on node %s open, the most one user may have (each running job holds one)",
+			uid, d.ctlOpen[uid], d.cfg.Node)
+	case d.ctlPending[uid] >= maxUserPending:
+		return fmt.Errorf("uid %d has %d submissions to svmd on node %s under way, the most one user may have at once",
+			uid, d.ctlPending[uid], d.cfg.Node)
+	case d.ctlPendingAll >= maxPending:
+		return fmt.Errorf("svmd on node %s has %d submissions under way, the most it takes at once: try again", d.cfg.Node, d.ctlPendingAll)
+	}
+	d.ctlOpen[uid]++
+	d.ctlPending[uid]++
+	d.ctlPendingAll++
+	return nil
+}
+
+// controlRead says that uid's connection is no longer pending.
+func (d *Daemon) controlRead(uid uint32) {
+	d.ctlMu.Lock()
+	defer d.ctlMu.Unlock()
+	d.ctlPendingAll--
+	if d.ctlPending[uid]--; d.ctlPending[uid] == 0 {
+		delete(d.ctlPending, uid)
+	}
+}
+
+// controlClosed says that uid's connection is gone.
+func (d *Daemon) controlClosed(uid uint32) {
+	d.ctlMu.Lock()
+	defer d.ctlMu.Unlock()
+	if d.ctlOpen[uid]--; d.ctlOpen[uid] == 0 {
+		delete(d.ctlOpen, uid)
+	}
+}
+
 // serveControl runs one submission: the job spec, then cancellations
 // until the job ends or svmf goes.
 func (d *Daemon) serveControl(c *net.UnixConn) {
@@ -527,60 +663,105 @@ func (d *Daemon) serveControl(c *net.UnixConn) {
 		d.log.Warn("job submission refused", "err", fmt.Errorf("reading the submitter's credentials: %w", err))
 		return
 	}
+	if err := d.admitControl(cred.Uid); err != nil {
+		d.log.Warn("job submission refused", "uid", cred.Uid, "pid", cred.Pid, "err", err)
+		// The frame fits in the socket's buffer: this never waits for a
+		// reader.
+		c.SetWriteDeadline(time.Now().Add(time.Second))
+		c.Write(peer.AppendFrame(nil, kindExit, encode(exit{Code: 2, Message: err.Error()})))
+		c.Close()
+		return
+	}
+	defer d.controlClosed(cred.Uid)
+	pending := true
+	defer func() {
+		if pending {
+			d.controlRead(cred.Uid)
+		}
+	}()
 	pc := peer.Local(c, "svmf")
+	pc.SetMaxFrame(MaxRequest)
 	ctl := newLink(fmt.Sprintf("svmf (pid %d)", cred.Pid), pc, 0, nil)
 	d.spawn(ctl.run)
+	defer d.survive("a job submission", func() { ctl.down(errors.New("svmd failed on the submission (see its log)")) })
 	refuse := func(err error) {
 		d.log.Warn("job submission refused", "uid", cred.Uid, "pid", cred.Pid, "err", err)
 		ctl.send(kindExit, encode(exit{Code: 2, Message: err.Error()}))
 		ctl.flush(5 * time.Second)
 		ctl.down(errors.New("refused"))
 	}
-	pc.SetReadDeadline(time.Now().Add(10 * time.Second))
+	pc.SetReadDeadline(time.Now().Add(requestTimeout))
 	kind, body, err := pc.Recv()
+	pending = false
+	d.controlRead(cred.Uid)
+	if errors.Is(err, peer.ErrFrameTooLarge) {
+		refuse(fmt.Errorf("job submission: %w", err))
+		return
+	}
 	if err != nil {
 		ctl.down(err)
 		return
 	}
 	pc.SetReadDeadline(time.Time{})
-	var spec JobSpec
 	if kind != kindSubmit {
 		refuse(fmt.Errorf("the first frame must submit a job, not be a %s frame", kindName(kind)))
 		return
 	}
-	if err := decode(body, &spec); err != nil {
-		refuse(fmt.Errorf("job spec: %w", err))
+	spec, err := decodeSubmission(body, d.cfg.MaxRanks)
+	if err != nil {
+		refuse(fmt.Errorf("svmd on node %s: %w", d.cfg.Node, err))
 		return
 	}
 	d.awaitLinks(spec.Hosts)
-	d.mu.Lock()
-	h, err := d.submit(spec, cred.Uid, cred.Gid, ctl)
-	d.mu.Unlock()
+	var h *headJob
+	d.withLock(func() { h, err = d.submit(spec, cred.Uid, cred.Gid, ctl) })
 	if err != nil {
 		refuse(err)
 		return
 	}
 	for {
 		kind, body, err := pc.Recv()
-		d.mu.Lock()
-		switch {
-		case err != nil:
-			if !h.finished {
-				d.headFail(h, 1, "svmf, which submitted the job, went away")
-				d.headStop(h, "svmf went away")
+		d.withLock(func() {
+			switch {
+			case err != nil:
+				if !h.finished {
+					d.headFail(h, 1, "svmf, which submitted the job, went away")
+					d.headStop(h, "svmf went away")
+				}
+			case kind == kindCancel:
+				var m cancel
+				if decode(body, &m) == nil && !h.finished {
+					if m.Signal < 1 || m.Signal > 64 {
+						m.Signal = int(syscall.SIGTERM) // from a hand-made client
+					}
+					sig := syscall.Signal(m.Signal)
+					d.headFail(h, 128+m.Signal, fmt.Sprintf("interrupted by %v", sig))
+					d.headStop(h, fmt.Sprintf("interrupted by %v", sig))
+				}
 			}
-		case kind == kindCancel:
-			var m cancel
-			if decode(body, &m) == nil && !h.finished {
-				sig := syscall.Signal(m.Signal)
-				d.headFail(h, 128+m.Signal, fmt.Sprintf("interrupted by %v", sig))
-				d.headStop(h, fmt.Sprintf("interrupted by %v", sig))
-			}
-		}
-		d.mu.Unlock()
+		})
 		if err != nil {
 			return
 		}
+	}
+}
+
+// withLock runs f under the daemon's mu, which a panic in f (that survive
+// recovers from) does not leave locked.
+func (d *Daemon) withLock(f func()) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	f()
+}
+
+// survive, deferred by a goroutine serving one connection, turns a panic
+// into a log line and the end of that connection (cleanup), so that a bug
+// met on one user's input does not end every job of the node. It is the
+// last line of defence: what arrives is checked before it is used.
+func (d *Daemon) survive(what string, cleanup func()) {
+	if r := recover(); r != nil {
+		d.log.Error("internal error serving "+what+"; connection closed", "panic", r, "stack", string(debug.Stack()))
+		cleanup()
 	}
 }
 

@@ -70,7 +70,7 @@ func TestOutputAndStatusComeBack(t *testing.T) {
 
 	r = c.run(c.nodes[0], "--hosts", "n1,n2", sh, "-c", `exit $((SVM_RANK * 7))`)
 	require.Equal(t, 7, r.code)
-	require.Regexp(t, `job n1\.\d+ failed: rank 1 on node n2 \(pid \d+\) exited with status 7`, r.stderr)
+	require.Regexp(t, `job n1\.\w+\.\d+ failed: rank 1 on node n2 \(pid \d+\) exited with status 7`, r.stderr)
 
 	// The rank's working directory and environment are the submitter's.
 	t.Setenv("SVM_TEST_VAR", "forwarded")

@@ -43,16 +43,14 @@ type headJob struct {
 // read it.
 const maxOutputBacklog = 256 << 20
 
-// submit starts a job for the user uid:gid whose svmf talks through ctl.
+// submit starts a job, checked already, for the user uid:gid whose svmf
+// talks through ctl.
 func (d *Daemon) submit(spec JobSpec, uid, gid uint32, ctl *link) (*headJob, error) {
 	if d.stopping {
 		return nil, fmt.Errorf("svmd on node %s is shutting down", d.cfg.Node)
 	}
 	if os.Getuid() != 0 && int(uid) != os.Getuid() {
 		return nil, fmt.Errorf("svmd on node %s runs as uid %d, not as root, so it runs jobs only for uid %d, not for uid %d", d.cfg.Node, os.Getuid(), os.Getuid(), uid)
-	}
-	if !filepath.IsAbs(spec.Program) {
-		return nil, fmt.Errorf("program %q: want an absolute path (svmf resolves it)", spec.Program)
 	}
 	placement, err := Place(spec.Settings.NProcs, spec.Hosts)
 	if err != nil {
@@ -70,7 +68,7 @@ func (d *Daemon) submit(spec JobSpec, uid, gid uint32, ctl *link) (*headJob, err
 	}
 	d.seq++
 	h := &headJob{
-		id: fmt.Sprintf("%s.%d", d.cfg.Node, d.seq), spec: spec, placement: placement, nodes: nodes, ctl: ctl,
+		id: fmt.Sprintf("%s.%s.%d", d.cfg.Node, d.run, d.seq), spec: spec, placement: placement, nodes: nodes, ctl: ctl,
 		ready: map[string]bool{}, exited: make([]bool, spec.Settings.NProcs), stopped: map[string]bool{}, started: time.Now(),
 	}
 	d.heads[h.id] = h
@@ -250,6 +248,7 @@ type partJob struct {
 	placement []string
 	spec      JobSpec
 	ranks     []int
+	uid       uint32
 	dir       string
 	eng       *engine.Engine
 	cancel    context.CancelFunc
@@ -292,10 +291,13 @@ func (d *Daemon) newPart(head string, m jobStart) (*partJob, error) {
 	if d.parts[m.ID] != nil || len(m.ID) > 255 {
 		return nil, fmt.Errorf("job id %q is taken or too long", m.ID)
 	}
-	if len(m.Placement) != m.Spec.Settings.NProcs || m.Spec.Settings.NProcs < 1 {
+	if err := m.Spec.Check(d.cfg.MaxRanks); err != nil {
+		return nil, err
+	}
+	if len(m.Placement) != m.Spec.Settings.NProcs {
 		return nil, fmt.Errorf("placement of %d ranks for a job of %d", len(m.Placement), m.Spec.Settings.NProcs)
 	}
-	p := &partJob{id: m.ID, head: head, placement: m.Placement, spec: m.Spec}
+	p := &partJob{id: m.ID, head: head, placement: m.Placement, spec: m.Spec, uid: m.UID}
 	if p.spec.KillAfter <= 0 {
 		p.spec.KillAfter = int64(d.cfg.KillAfter)
 	}
@@ -312,10 +314,7 @@ func (d *Daemon) newPart(head string, m jobStart) (*partJob, error) {
 		return nil, err
 	}
 	p.cred = cred
-	if err := checkProgram(m.Spec.Program, m.Spec.Dir); err != nil {
-		return nil, err
-	}
-	p.dir = filepath.Join(d.cfg.SocketDir, "job-"+m.ID)
+	p.dir = filepath.Join(d.cfg.SocketDir, jobDirPrefix+m.ID)
 	if err := os.Mkdir(p.dir, 0o700); err != nil {
 		return nil, fmt.Errorf("job directory: %w", err)
 	}
@@ -366,22 +365,25 @@ func (d *Daemon) credential(uid, gid uint32) (*syscall.Credential, error) {
 	return cred, nil
 }
 
-// checkProgram says, before any rank starts, that the program or the
-// working directory is missing on this node.
-func checkProgram(prog, dir string) error {
-	fi, err := os.Stat(prog)
-	if err != nil {
-		return fmt.Errorf("program: %w", err)
-	}
-	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("program %s is not an executable file", prog)
-	}
-	if dir != "" {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return fmt.Errorf("working directory %s does not exist on this node", dir)
+// jobDirPrefix begins the name of each job part's directory in the
+// socket directory.
+const jobDirPrefix = "job-"
+
+// startFailure says why rank r did not start. Whether the program and the
+// working directory will do is for the rank's own chdir and exec, as the
+// job's user, to say; the errors they give would tell a missing file from
+// one in a directory closed to that user, so every error of that kind
+// reads the same, naming only what the user gave.
+func (d *Daemon) startFailure(p *partJob, r int, err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		switch errno {
+		case syscall.ENOENT, syscall.EACCES, syscall.EPERM, syscall.ENOTDIR, syscall.EISDIR, syscall.ELOOP, syscall.ENAMETOOLONG:
+			return fmt.Sprintf("node %s: uid %d cannot run %s in %s: the program must be an executable file, and the working directory a directory, that uid %d may use on node %s",
+				d.cfg.Node, p.uid, p.spec.Program, p.spec.Dir, p.uid, d.cfg.Node)
 		}
 	}
-	return nil
+	return fmt.Sprintf("node %s: starting rank %d: %v", d.cfg.Node, r, err)
 }
 
 // partRun starts the ranks placed here.
@@ -403,7 +405,7 @@ func (d *Daemon) partRun(p *partJob) {
 			Credential: p.cred,
 		})
 		if err != nil {
-			head.send(kindJobFailed, encode(jobFailed{ID: p.id, Reason: fmt.Sprintf("node %s: starting rank %d: %v", d.cfg.Node, r, err)}))
+			head.send(kindJobFailed, encode(jobFailed{ID: p.id, Reason: d.startFailure(p, r, err)}))
 			d.partStop(p)
 			return
 		}

@@ -29,27 +29,10 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/svmcluster/svm/dsm/internal/link"
-	"github.com/svmcluster/svm/dsm/rank"
 	"github.com/svmcluster/svm/dsm/uffd"
 	"github.com/svmcluster/svm/lrc"
 	"github.com/svmcluster/svm/protocol"
 )
-
-// Settings are a job's settings: the same in every engine of the job.
-type Settings struct {
-	NProcs int
-	// RegionSize is the shared region's size in bytes (a multiple of the
-	// page size); each rank's memory is sparse, so unused parts cost nothing.
-	RegionSize uint64
-	// Base is the address of the region in every application process.
-	Base uint64
-	// Locks and Barriers are the lock and barrier ids applications may use.
-	Locks    uint32
-	Barriers uint32
-	// GCThreshold, Prefetch: see rank.Config.
-	GCThreshold int64
-	Prefetch    bool
-}
 
 // Config describes one engine's part of a job.
 type Config struct {
@@ -86,24 +69,6 @@ type Observer interface {
 	// LockAcquired: remote is true when the grant took messages.
 	LockAcquired(rank int, remote bool, wait time.Duration)
 	BarrierLeft(rank int, wait time.Duration)
-}
-
-// Defaults for a job. The base, 64 TiB, is clear of the Go heap, of the Go
-// race detector's shadow (32–34 TiB) and metadata (48–64 TiB), of
-// AddressSanitizer's shadow (below 16 TiB), and of where the kernel puts
-// executables, libraries and stacks.
-const (
-	DefaultRegionSize = 256 << 20
-	DefaultBase       = 0x400000000000
-)
-
-// DefaultSettings returns the defaults for a job of nprocs ranks.
-func DefaultSettings(nprocs int) Settings {
-	return Settings{
-		NProcs: nprocs, RegionSize: DefaultRegionSize, Base: DefaultBase,
-		Locks: rank.DefaultLocks, Barriers: rank.DefaultBarriers,
-		GCThreshold: rank.DefaultGCThreshold, Prefetch: true,
-	}
 }
 
 // DefaultConfig returns the defaults for an engine hosting every rank of a
@@ -156,17 +121,8 @@ type allocation struct {
 // the job's socket (mode 0600).
 func New(cfg Config) (*Engine, error) {
 	ps := os.Getpagesize()
-	switch {
-	case cfg.NProcs < 1:
-		return nil, fmt.Errorf("engine: %d ranks", cfg.NProcs)
-	case cfg.RegionSize == 0 || cfg.RegionSize%uint64(ps) != 0:
-		return nil, fmt.Errorf("engine: region size %d is not a positive multiple of the %d-byte page", cfg.RegionSize, ps)
-	case cfg.RegionSize/uint64(ps) >= 1<<32:
-		return nil, fmt.Errorf("engine: region of %d bytes has too many pages", cfg.RegionSize)
-	case cfg.Base%uint64(ps) != 0 || cfg.Base == 0:
-		return nil, fmt.Errorf("engine: region base %#x is not page aligned", cfg.Base)
-	case cfg.Locks == 0 || cfg.Barriers == 0:
-		return nil, fmt.Errorf("engine: %d locks and %d barriers", cfg.Locks, cfg.Barriers)
+	if err := cfg.Check(MaxRanks); err != nil {
+		return nil, err
 	}
 	local := make([]bool, cfg.NProcs)
 	for _, r := range cfg.Ranks {
@@ -181,6 +137,13 @@ func New(cfg Config) (*Engine, error) {
 		}
 	} else if len(cfg.Ranks) < cfg.NProcs && cfg.Remote == nil {
 		return nil, fmt.Errorf("engine: hosting ranks %v of %d with no way to reach the others", cfg.Ranks, cfg.NProcs)
+	}
+	hosted := len(cfg.Ranks)
+	if hosted == 0 {
+		hosted = cfg.NProcs
+	}
+	if err := cfg.CheckResources(hosted); err != nil {
+		return nil, err
 	}
 	stopFD, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
 	if err != nil {

@@ -47,9 +47,19 @@ const (
 	FirstKind
 )
 
-// MaxFrame bounds a frame's body: a corrupt or hostile length cannot make
-// the reader allocate more.
+// MaxFrame bounds a frame's body from an authenticated peer: a corrupt
+// length cannot make the reader allocate more.
 const MaxFrame = 64 << 20
+
+// MaxHandshakeFrame bounds a frame's body before the other end has proved
+// it holds the secret: the handshake's frames are a few hundred bytes, so
+// nobody can make a node allocate more than that without the secret.
+const MaxHandshakeFrame = 512
+
+// firstBodyRead is how much of a body the reader allocates before any of
+// it has arrived; past it, the buffer grows as bytes arrive, so a length
+// that the sender does not back with bytes costs the reader nothing.
+const firstBodyRead = 64 << 10
 
 // HandshakeTimeout bounds the whole handshake.
 const HandshakeTimeout = 5 * time.Second
@@ -65,6 +75,8 @@ type Conn struct {
 	r    *bufio.Reader
 	wmu  sync.Mutex
 	wbuf []byte
+	// maxFrame bounds the bodies Recv takes.
+	maxFrame int
 	// Peer is the name of the node at the other end.
 	Peer string
 }
@@ -114,7 +126,7 @@ func Client(c net.Conn, self string, secret []byte) (*Conn, error) {
 	if _, err := pc.expect(kindWelcome); err != nil {
 		return nil, fmt.Errorf("%w: node %q refused this node's proof: %w", ErrAuth, ch.Name, err)
 	}
-	pc.Peer = ch.Name
+	pc.Peer, pc.maxFrame = ch.Name, MaxFrame
 	return pc, nil
 }
 
@@ -153,7 +165,7 @@ func Server(c net.Conn, self string, secret []byte) (*Conn, error) {
 	if err := pc.Send(kindWelcome, nil); err != nil {
 		return nil, err
 	}
-	pc.Peer = h.Name
+	pc.Peer, pc.maxFrame = h.Name, MaxFrame
 	return pc, nil
 }
 
@@ -161,16 +173,22 @@ func newConn(c net.Conn) *Conn {
 	if tc, ok := c.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	return &Conn{c: c, r: bufio.NewReaderSize(c, 64<<10)}
+	return &Conn{c: c, r: bufio.NewReaderSize(c, 64<<10), maxFrame: MaxHandshakeFrame}
 }
 
 // Local wraps a connection whose other end is known by other means (a
-// unix socket checked with SO_PEERCRED): frames, no handshake.
+// unix socket checked with SO_PEERCRED): frames, no handshake. Recv takes
+// frames up to MaxFrame; SetMaxFrame lowers that for an end that is not
+// trusted.
 func Local(c net.Conn, name string) *Conn {
 	pc := newConn(c)
-	pc.Peer = name
+	pc.Peer, pc.maxFrame = name, MaxFrame
 	return pc
 }
+
+// SetMaxFrame bounds the bodies Recv takes from now on, at most MaxFrame.
+// Call it between Recv calls.
+func (c *Conn) SetMaxFrame(n int) { c.maxFrame = min(n, MaxFrame) }
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close() }
@@ -254,30 +272,50 @@ func (c *Conn) write(b []byte) error {
 	return nil
 }
 
-// Recv reads the next frame. The body is the caller's.
+// Recv reads the next frame. The body is the caller's. A frame longer
+// than the connection takes (MaxHandshakeFrame before the handshake has
+// ended) is an error wrapping ErrFrameTooLarge.
 func (c *Conn) Recv() (Kind, []byte, error) {
-	return ReadFrame(c.r)
+	return readFrame(c.r, c.maxFrame)
 }
 
+// ErrFrameTooLarge is wrapped by the error for a frame whose length
+// exceeds what the reader takes.
+var ErrFrameTooLarge = errors.New("frame too large")
+
 // ReadFrame reads one frame from r. Arbitrary input gives an error, never a
-// panic or an allocation beyond MaxFrame.
+// panic or an allocation beyond MaxFrame, nor much beyond the bytes that
+// arrived.
 func ReadFrame(r io.Reader) (Kind, []byte, error) {
+	return readFrame(r, MaxFrame)
+}
+
+func readFrame(r io.Reader, limit int) (Kind, []byte, error) {
 	var head [5]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil {
 		return 0, nil, err
 	}
-	n := binary.LittleEndian.Uint32(head[:4])
-	if n > MaxFrame {
-		return 0, nil, fmt.Errorf("peer: frame of %d bytes exceeds %d", n, MaxFrame)
+	n := int(binary.LittleEndian.Uint32(head[:4]))
+	if n > limit {
+		return 0, nil, fmt.Errorf("peer: %w: %d bytes, over the %d this connection takes", ErrFrameTooLarge, n, limit)
 	}
-	body := make([]byte, n)
-	if _, err := io.ReadFull(r, body); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	// The buffer doubles as it fills: a body costs at most twice the bytes
+	// that actually arrived.
+	body := make([]byte, min(n, firstBodyRead))
+	for read := 0; ; {
+		m, err := io.ReadFull(r, body[read:])
+		read += m
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, nil, fmt.Errorf("peer: frame body: %w", err)
 		}
-		return 0, nil, fmt.Errorf("peer: frame body: %w", err)
+		if read == n {
+			return Kind(head[4]), body, nil
+		}
+		body = append(body, make([]byte, min(len(body), n-len(body)))...)
 	}
-	return Kind(head[4]), body, nil
 }
 
 // expect reads the next frame of the handshake, which must be of kind want.

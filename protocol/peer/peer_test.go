@@ -2,9 +2,13 @@ package peer
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"io"
 	"net"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -115,9 +119,73 @@ func TestGarbageIsRefused(t *testing.T) {
 
 func TestReadFrameLimits(t *testing.T) {
 	_, _, err := ReadFrame(bytes.NewReader([]byte{0xff, 0xff, 0xff, 0xff, 9}))
-	assert.ErrorContains(t, err, "exceeds")
+	assert.ErrorIs(t, err, ErrFrameTooLarge)
+	assert.ErrorContains(t, err, "4294967295 bytes, over the 67108864 this connection takes")
 	_, _, err = ReadFrame(bytes.NewReader([]byte{4, 0, 0, 0, 9, 1, 2}))
 	assert.ErrorContains(t, err, "unexpected EOF")
+
+	// A body larger than the first read, arriving whole.
+	body := bytes.Repeat([]byte("svm"), firstBodyRead)
+	kind, got, err := ReadFrame(bytes.NewReader(AppendFrame(nil, 7, body)))
+	require.NoError(t, err)
+	assert.Equal(t, Kind(7), kind)
+	assert.Equal(t, body, got)
+}
+
+// TestReadFrameGrowsAsBytesArrive: a length the sender does not back with
+// bytes costs the reader about what did arrive, not what was declared.
+func TestReadFrameGrowsAsBytesArrive(t *testing.T) {
+	frame := AppendFrame(nil, 7, make([]byte, 1<<20))[:5+1000]
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 10 {
+		_, _, err := ReadFrame(bytes.NewReader(frame))
+		require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	}
+	runtime.ReadMemStats(&after)
+	perRead := (after.TotalAlloc - before.TotalAlloc) / 10
+	t.Logf("a frame declaring 1 MiB and carrying 1000 bytes allocated %d bytes", perRead)
+	assert.Less(t, perRead, uint64(2*firstBodyRead))
+}
+
+// TestHandshakeFrameLimit: before the handshake has ended, a frame longer
+// than the handshake's is refused on its header, whatever follows.
+func TestHandshakeFrameLimit(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	done := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		require.NoError(t, err)
+		_, err = Server(c, "b", []byte("0123456789abcdef"))
+		c.Close()
+		done <- err
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write(binary.LittleEndian.AppendUint32(nil, MaxHandshakeFrame+1))
+	require.NoError(t, err)
+	_, err = c.Write([]byte{byte(kindHello)})
+	require.NoError(t, err)
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, ErrFrameTooLarge)
+	case <-time.After(HandshakeTimeout / 2):
+		t.Fatal("the listener waited for the body of an oversized hello")
+	}
+	// After it, frames up to MaxFrame pass.
+	a, b, aerr, berr := pair(t, nil, nil)
+	require.NoError(t, aerr)
+	require.NoError(t, berr)
+	defer a.Close()
+	defer b.Close()
+	body := make([]byte, 4<<20)
+	go a.Send(FirstKind, body)
+	_, got, err := b.Recv()
+	require.NoError(t, err)
+	assert.Len(t, got, len(body))
 }
 
 // FuzzReadFrame: arbitrary bytes never panic the frame reader, and what it

@@ -93,8 +93,13 @@ type Stats struct {
 }
 
 // maxFrame bounds a frame, so a corrupt length cannot make a peer allocate
-// without limit.
-const maxFrame = 64 << 20
+// without limit. A request, which an engine inside svmd reads from any
+// process of the job's user, is bounded much lower: the largest, a
+// processor-set barrier's list of members, takes a few bytes per rank.
+const (
+	maxFrame   = 64 << 20
+	maxRequest = 1 << 20
+)
 
 // Conn is one end of a link. Send and Recv may be called from different
 // goroutines, but each by one goroutine at a time.
@@ -173,15 +178,20 @@ func (c *Conn) Send(v any, fds ...int) error {
 }
 
 // Recv reads one frame into v and returns the descriptors that came with
-// it. io.EOF means the peer closed the connection between frames.
+// it. io.EOF means the peer closed the connection between frames. A frame
+// for a *Request may take 1 MiB, any other 64 MiB.
 func (c *Conn) Recv(v any) ([]int, error) {
+	limit := uint32(maxFrame)
+	if _, ok := v.(*Request); ok {
+		limit = maxRequest
+	}
 	var fds []int
 	for {
 		if len(c.rbuf) >= 4 {
 			n := binary.LittleEndian.Uint32(c.rbuf)
-			if n > maxFrame {
+			if n > limit {
 				closeAll(fds)
-				return nil, fmt.Errorf("link: frame of %d bytes exceeds %d", n, maxFrame)
+				return nil, fmt.Errorf("link: frame of %d bytes exceeds %d", n, limit)
 			}
 			if uint64(len(c.rbuf)) >= 4+uint64(n) {
 				body := c.rbuf[4 : 4+n]

@@ -1,0 +1,50 @@
+package link
+
+import (
+	"encoding/binary"
+	"net"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/svmcluster/svm/protocol"
+)
+
+// pair returns both ends of a connected unix stream socket.
+func pair(t *testing.T) (*Conn, *Conn) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	require.NoError(t, err)
+	var conns [2]*Conn
+	for i, fd := range fds {
+		f := os.NewFile(uintptr(fd), "link")
+		c, err := net.FileConn(f)
+		f.Close()
+		require.NoError(t, err)
+		conns[i] = New(c.(*net.UnixConn))
+		t.Cleanup(func() { conns[i].Close() })
+	}
+	return conns[0], conns[1]
+}
+
+// TestRequestFrameLimit: the engine reads requests from processes it does
+// not trust; a request's length beyond 1 MiB is refused before its body,
+// while replies, from the engine, may be large.
+func TestRequestFrameLimit(t *testing.T) {
+	app, eng := pair(t)
+	_, err := app.c.Write(binary.LittleEndian.AppendUint32(nil, maxRequest+1))
+	require.NoError(t, err)
+	var req Request
+	_, err = eng.Recv(&req)
+	assert.EqualError(t, err, "link: frame of 1048577 bytes exceeds 1048576")
+
+	app, eng = pair(t)
+	zap := make([]protocol.PageRange, 500000) // 1.5 MB encoded
+	go eng.Send(Reply{Zap: zap})
+	var rep Reply
+	_, err = app.Recv(&rep)
+	require.NoError(t, err)
+	assert.Len(t, rep.Zap, len(zap))
+}
