@@ -32,6 +32,7 @@ import (
 
 	"github.com/svmcluster/svm/dsm/internal/link"
 	"github.com/svmcluster/svm/dsm/uffd"
+	"github.com/svmcluster/svm/protocol"
 )
 
 // Addr is an address in the shared region: the same value in every rank.
@@ -63,6 +64,12 @@ type Node struct {
 	closed   bool
 	// held tracks the locks this rank holds, to refuse a wrong Unlock here.
 	held map[int]bool
+	// pagemap, when open (asynchronous write protection), is this process's
+	// /proc/self/pagemap, read before each call that may end an interval
+	// for the pages written since; scan and written are scratch space.
+	pagemap int
+	scan    []uffd.PageRegion
+	written []uffd.PageRegion
 }
 
 // Stats are a rank's counters. Messages are the protocol messages between
@@ -132,7 +139,7 @@ func join(socket string, r int, o joinOptions) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dsm: join: connecting to the engine: %w", err)
 	}
-	n := &Node{conn: conn, rank: r, held: make(map[int]bool)}
+	n := &Node{conn: conn, rank: r, held: make(map[int]bool), pagemap: -1}
 	rep, fds, err := n.roundTrip(link.Request{Op: link.OpJoin, Rank: r, Funneled: o.funneled})
 	if err != nil {
 		conn.Close()
@@ -146,7 +153,7 @@ func join(socket string, r int, o joinOptions) (*Node, error) {
 	j := rep.Join
 	n.nprocs, n.base, n.size, n.pageSize = j.NProcs, uintptr(j.Base), uintptr(j.Size), j.PageSize
 	n.locks, n.barriers = j.Locks, j.Barriers
-	err = n.attach(fds[0])
+	err = n.attach(fds[0], j.AsyncWrites)
 	unix.Close(fds[0]) // the mapping keeps the memory
 	if err != nil {
 		conn.Close()
@@ -158,32 +165,80 @@ func join(socket string, r int, o joinOptions) (*Node, error) {
 // attach maps the region at its fixed base, registers it with a new
 // userfaultfd and hands that to the engine. The process keeps no copy of
 // the userfaultfd: if the engine dies, the region stops being handled
-// instead of blocking faults forever.
+// instead of blocking faults forever. With async, writes to write-protected
+// pages go through without a fault, and the process reads which pages it
+// wrote from its own page tables (only it may) before each call.
 //
 // A job of one rank needs no coherence: its region is the memory itself,
 // and page faults are the kernel's, without the engine's round trip.
-func (n *Node) attach(memfd int) error {
+func (n *Node) attach(memfd int, async bool) error {
 	if err := mapFixed(n.base, n.size, memfd); err != nil {
 		return err
 	}
 	if n.nprocs == 1 {
 		return nil
 	}
-	fd, err := uffd.Open(uffd.UFFD_FEATURE_MISSING_SHMEM | uffd.UFFD_FEATURE_MINOR_SHMEM | uffd.UFFD_FEATURE_WP_HUGETLBFS_SHMEM)
+	features := uint64(uffd.UFFD_FEATURE_MISSING_SHMEM | uffd.UFFD_FEATURE_MINOR_SHMEM | uffd.UFFD_FEATURE_WP_HUGETLBFS_SHMEM)
+	if async {
+		features |= uffd.UFFD_FEATURE_WP_ASYNC
+		pm, err := unix.Open("/proc/self/pagemap", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			unmap(n.base, n.size)
+			return fmt.Errorf("opening /proc/self/pagemap to find written pages: %w", err)
+		}
+		n.pagemap, n.scan = pm, make([]uffd.PageRegion, 512)
+	}
+	fd, err := uffd.Open(features)
 	if err != nil {
+		n.closePagemap()
 		unmap(n.base, n.size)
 		return explainUserfaultfd(err)
 	}
 	defer unix.Close(fd)
 	err = uffd.Register(fd, n.base, n.size, uffd.UFFDIO_REGISTER_MODE_MISSING|uffd.UFFDIO_REGISTER_MODE_MINOR|uffd.UFFDIO_REGISTER_MODE_WP)
+	if err == nil && async {
+		// A page never mapped counts as written until it is protected:
+		// every page is, up front, so that only writes show.
+		err = uffd.WriteProtect(fd, n.base, n.size, uffd.UFFDIO_WRITEPROTECT_MODE_WP)
+	}
 	if err == nil {
 		_, _, err = n.roundTrip(link.Request{Op: link.OpAttach}, fd)
 	}
 	if err != nil {
+		n.closePagemap()
 		unmap(n.base, n.size)
 		return err
 	}
 	return nil
+}
+
+func (n *Node) closePagemap() {
+	if n.pagemap >= 0 {
+		unix.Close(n.pagemap)
+		n.pagemap = -1
+	}
+}
+
+// writtenPages lists the pages this process wrote without a fault since the
+// engine last write-protected them, for a call that may end the interval.
+func (n *Node) writtenPages() ([]protocol.PageRange, error) {
+	var err error
+	n.written, err = uffd.Written(n.pagemap, n.base, n.base+n.size, n.scan, n.written[:0])
+	if err != nil {
+		return nil, fmt.Errorf("finding the pages written: %w", err)
+	}
+	ps := uintptr(n.pageSize)
+	rs := make([]protocol.PageRange, 0, len(n.written))
+	for _, w := range n.written {
+		first := (uintptr(w.Start) - n.base) / ps
+		count := (uintptr(w.End) - uintptr(w.Start)) / ps
+		if k := len(rs); k > 0 && rs[k-1].End() == uint64(first) {
+			rs[k-1].Count += uint32(count)
+			continue
+		}
+		rs = append(rs, protocol.PageRange{First: uint32(first), Count: uint32(count)})
+	}
+	return rs, nil
 }
 
 // explainUserfaultfd says which kernel setting or permission a failed
@@ -227,6 +282,16 @@ func (n *Node) call(req link.Request) (link.Reply, error) {
 	defer n.mu.Unlock()
 	if n.closed {
 		return link.Reply{}, ErrClosed
+	}
+	if n.pagemap >= 0 {
+		switch req.Op {
+		case link.OpLock, link.OpUnlock, link.OpBarrier, link.OpShare:
+			w, err := n.writtenPages()
+			if err != nil {
+				return link.Reply{}, fmt.Errorf("dsm: %w", err)
+			}
+			req.Written = w
+		}
 	}
 	rep, fds, err := n.roundTrip(req)
 	closeFDs(fds)
@@ -354,6 +419,26 @@ func (n *Node) FetchAdd(c uint32, delta int64) (int64, error) {
 	return int64(rep.Value), err
 }
 
+// SetHome places the home of the pages holding [a, a+size) at rank home:
+// the rank whose copy of them is the master, which writes them in place and
+// to which the others send their changes and turn for whole pages. Place
+// each array where its elements are computed. A placement takes effect
+// when the next Barrier completes; any rank may place any page, but two
+// ranks that place one page at different homes before the same Barrier
+// make it fail. Without placements, a page's home moves to the rank that
+// alone wrote it between two barriers. With the homeless protocol
+// (svmf run -protocol homeless) it does nothing.
+func (n *Node) SetHome(a Addr, size int, home int) error {
+	if size <= 0 || uintptr(a) < n.base || uintptr(a)+uintptr(size) > n.base+n.size || uintptr(a)+uintptr(size) < uintptr(a) {
+		return fmt.Errorf("dsm: set home: [%#x,+%d) is not inside the shared region [%#x,+%d)", uintptr(a), size, n.base, n.size)
+	}
+	if home < 0 || home >= n.nprocs {
+		return fmt.Errorf("dsm: set home: rank %d out of range [0,%d)", home, n.nprocs)
+	}
+	_, err := n.call(link.Request{Op: link.OpSetHome, Addr: uint64(a), Size: uint64(size), Root: home})
+	return err
+}
+
 // Free returns memory from Alloc or Malloc.
 func (n *Node) Free(a Addr) error {
 	_, err := n.call(link.Request{Op: link.OpFree, Addr: uint64(a)})
@@ -442,6 +527,7 @@ func (n *Node) Close() error {
 	n.closed = true
 	_, fds, err := n.roundTrip(link.Request{Op: link.OpClose})
 	closeFDs(fds)
+	n.closePagemap()
 	unmap(n.base, n.size)
 	n.conn.Close()
 	if err != nil {

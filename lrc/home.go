@@ -459,9 +459,11 @@ func (s *State) HandlePageResponse(from int, m *protocol.PageResponse) error {
 		pg := &s.pages[p]
 		page := s.pageBytes(p)
 		if pg.twin != nil {
+			// The twin takes the copy from the page, not from the data: read
+			// twice, data that is the sender's memory could differ.
 			local := s.createDiff(p)
 			copy(page, pc.Data)
-			copy(pg.twin, pc.Data)
+			copy(pg.twin, page)
 			_ = local.Apply(page) // made from this page's twin
 		} else {
 			copy(page, pc.Data)
@@ -595,23 +597,18 @@ func (s *State) EndEpoch(placements []protocol.HomeRange, epoch protocol.VectorT
 			}
 		}
 	}
+	// A page this rank is home of now without a current copy comes from
+	// the previous home at once: requests for it wait here meanwhile.
+	pl := s.newHomePlan()
 	for _, h := range placements {
 		for p := h.First; p < h.First+h.Count; p++ {
 			s.homes.placed[p] = true
-			s.moveHome(p, int32(h.Rank), epoch)
+			s.moveHome(pl, p, int32(h.Rank), epoch)
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(writer)) {
 		if w := writer[p]; w >= 0 && !s.homes.placed[p] {
-			s.moveHome(p, w, epoch)
-		}
-	}
-	// A page this rank is home of now without a current copy comes from
-	// the previous home at once: requests for it wait here meanwhile.
-	pl := s.newHomePlan()
-	for p := range s.pages {
-		if pg := &s.pages[p]; pg.home.fetchFrom > 0 && pg.fetching == 0 {
-			s.planHomePage(pl, uint32(p))
+			s.moveHome(pl, p, w, epoch)
 		}
 	}
 	s.sendHomePlan(pl)
@@ -657,8 +654,9 @@ func checkPlacements(placements []protocol.HomeRange, cfg Config) error {
 	return nil
 }
 
-// moveHome makes rank to the home of page p.
-func (s *State) moveHome(p uint32, to int32, epoch protocol.VectorTime) {
+// moveHome makes rank to the home of page p; a copy this rank must fetch
+// goes into pl.
+func (s *State) moveHome(pl *homePlan, p uint32, to int32, epoch protocol.VectorTime) {
 	from := s.homes.of[p]
 	if from == to {
 		return
@@ -680,6 +678,9 @@ func (s *State) moveHome(p uint32, to int32, epoch protocol.VectorTime) {
 		v.base = epoch
 		if pg.state == Invalid {
 			pg.home.fetchFrom = from + 1
+			if pg.fetching == 0 {
+				s.planHomePage(pl, p)
+			}
 		}
 		pg.home.exported = true
 		if !s.cfg.Funneled {

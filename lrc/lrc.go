@@ -358,7 +358,9 @@ func (s *State) TakeOutput() Output {
 // TakeZap returns, sorted, the pages that are invalid but still mapped in the
 // application, which must drop them before it goes on; the state then holds
 // them unmapped. Call it as a call that may have invalidated pages returns to
-// the application.
+// the application, before TakeOutput. With AsyncWrites, a page mapped
+// writable is write-protected first: dropped, it then leaves the kernel's
+// record of it not written.
 func (s *State) TakeZap() []uint32 {
 	var zap []uint32
 	for _, p := range s.staleList {
@@ -366,6 +368,9 @@ func (s *State) TakeZap() []uint32 {
 		if pg.stale && !pg.home.refresh {
 			pg.stale = false
 			zap = append(zap, p)
+			if s.cfg.AsyncWrites && pg.staleRW {
+				s.act(ActWriteProtect, p)
+			}
 		}
 	}
 	s.staleList = s.staleList[:0]
@@ -603,12 +608,10 @@ func (s *State) Written(rs []protocol.PageRange) error {
 			pg.idle = 0
 			s.dirty = append(s.dirty, p)
 		default:
-			if pg.stale {
-				// Written by another thread while the call that invalidated
-				// it is under way: the twin keeps the write (see refresh).
-				continue
-			}
-			return fmt.Errorf("page %d reported written but %v here", p, pg.state)
+			// Not mapped (dropped unprotected, so it looks written to the
+			// kernel), or invalid but still mapped and written by another
+			// thread while the call that invalidated it is under way, when
+			// the twin keeps the write (see validated).
 		}
 	}
 	return nil

@@ -65,6 +65,8 @@ type runFlags struct {
 	barriers    uint32Flag
 	gcThreshold string
 	prefetch    bool
+	protocol    string
+	writes      string
 	killAfter   time.Duration
 }
 
@@ -89,6 +91,8 @@ func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.Var(&f.barriers, "barriers", "`number` of barrier ids")
 	fs.StringVar(&f.gcThreshold, "gc-threshold", "64M", "protocol metadata per rank that triggers garbage collection at a barrier")
 	fs.BoolVar(&f.prefetch, "prefetch", true, "with a fault, fetch the other pages in use that the same writers supply")
+	fs.StringVar(&f.protocol, "protocol", "home", "consistency protocol: home (home-based) or homeless (TreadMarks')")
+	fs.StringVar(&f.writes, "writes", "auto", "how writes are found: auto (without faults where the kernel can) or faults")
 	fs.DurationVar(&f.killAfter, "kill-after", 2*time.Second, "how long stopped ranks get between SIGTERM and SIGKILL")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
@@ -129,10 +133,17 @@ func (f runFlags) settings() (engine.Settings, error) {
 	if err != nil {
 		return engine.Settings{}, fmt.Errorf("-base %q: not an address", f.base)
 	}
+	if f.protocol != "home" && f.protocol != "homeless" {
+		return engine.Settings{}, fmt.Errorf("-protocol %q: want home or homeless", f.protocol)
+	}
+	if f.writes != "auto" && f.writes != "faults" {
+		return engine.Settings{}, fmt.Errorf("-writes %q: want auto or faults", f.writes)
+	}
 	s := engine.Settings{
 		NProcs: f.np, RegionSize: region, Base: base,
 		Locks: uint32(f.locks), Barriers: uint32(f.barriers),
 		GCThreshold: int64(gc), Prefetch: f.prefetch,
+		Homeless: f.protocol == "homeless", WriteFaults: f.writes == "faults",
 	}
 	return s, s.Check(engine.MaxRanks)
 }
@@ -188,6 +199,9 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 		return 1, fmt.Errorf("run: %w", err)
 	}
 	defer eng.Close()
+	if err := engine.AsyncWritesError(); err != nil && !cfg.WriteFaults && cfg.NProcs > 1 {
+		fmt.Fprintf(stderr, "svmf: writes are found by page faults: this kernel cannot report them without (Linux 6.7+): %v\n", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	engDone := make(chan error, 1)

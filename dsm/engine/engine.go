@@ -111,6 +111,9 @@ type Engine struct {
 	counterWaits   map[uint32]*host
 	nextCounterReq uint32
 	encodeBuf      []byte
+	// asyncWrites: the ranks' writes are found without faults (see
+	// AsyncWrites).
+	asyncWrites bool
 }
 
 type allocation struct {
@@ -151,7 +154,8 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e := &Engine{
 		cfg: cfg, pageSize: ps, pages: int(cfg.RegionSize / uint64(ps)),
-		ended: make(chan struct{}), stopFD: stopFD,
+		asyncWrites: !cfg.WriteFaults && AsyncWritesError() == nil,
+		ended:       make(chan struct{}), stopFD: stopFD,
 		alloc: newAllocator(cfg.RegionSize), allocs: make([]int, cfg.NProcs),
 		allocWaits: make(map[uint32]*host), counters: make(map[uint32]int64), counterWaits: make(map[uint32]*host), hosts: make([]*host, cfg.NProcs),
 	}
@@ -190,6 +194,24 @@ func listen(path string, owner *Owner) (*net.UnixListener, error) {
 	}
 	return ln, nil
 }
+
+// AsyncWritesError reports why this kernel cannot find writes without
+// faults (userfaultfd's asynchronous write protection and PAGEMAP_SCAN,
+// Linux 6.7+), or nil when it can. An engine on such a kernel finds them by
+// write-protection faults, which cost a round trip to the engine each.
+func AsyncWritesError() error {
+	asyncOnce.Do(func() { asyncErr = uffd.AsyncWritesError() })
+	return asyncErr
+}
+
+var (
+	asyncOnce sync.Once
+	asyncErr  error
+)
+
+// AsyncWrites reports whether the engine finds the ranks' writes without
+// faults.
+func (e *Engine) AsyncWrites() bool { return e.asyncWrites }
 
 // uid is the user whose processes may join.
 func (e *Engine) uid() int {
@@ -371,9 +393,10 @@ func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
 	h.conn = c
 	h.pid = int(cred.Pid)
 	h.funneled = req.Funneled
+	h.proto.SetFunneled(req.Funneled)
 	err = c.Send(link.Reply{Join: &link.Join{
 		NProcs: e.cfg.NProcs, Base: e.cfg.Base, Size: e.cfg.RegionSize, PageSize: e.pageSize,
-		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers,
+		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers, AsyncWrites: e.asyncWrites && e.cfg.NProcs > 1,
 	}}, h.memfd)
 	if err != nil {
 		// The rank died while joining (killed, or it exited): it is gone,
@@ -432,6 +455,13 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 		e.replyErr(h, req.Op, fmt.Errorf("called while %v is in progress", h.call))
 		return
 	}
+	if len(req.Written) > 0 {
+		if err := h.proto.Written(req.Written); err != nil {
+			e.fail(fmt.Errorf("rank %d: %v: %w", h.id, req.Op, err))
+			e.replyErr(h, req.Op, err)
+			return
+		}
+	}
 	var err error
 	switch req.Op {
 	case link.OpLock:
@@ -473,6 +503,8 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 		e.fetchAdd(h, req)
 	case link.OpValidate:
 		err = e.validate(h, req)
+	case link.OpSetHome:
+		err = e.setHome(h, req)
 	case link.OpAlloc, link.OpMalloc, link.OpFree:
 		e.allocate(h, req)
 	case link.OpStats:
@@ -529,6 +561,22 @@ func (e *Engine) validate(h *host, req link.Request) error {
 	}
 	h.call = &call{op: req.Op}
 	e.flush(h)
+	return nil
+}
+
+// setHome places the home of the pages of [Addr, Addr+Size) at rank Root;
+// it takes effect at the next barrier of every rank.
+func (e *Engine) setHome(h *host, req link.Request) error {
+	end := req.Addr + req.Size
+	if req.Size == 0 || req.Addr < e.cfg.Base || end < req.Addr || end > e.cfg.Base+e.cfg.RegionSize {
+		return fmt.Errorf("range [%#x,+%d) is not inside the shared region [%#x,+%d)", req.Addr, req.Size, e.cfg.Base, e.cfg.RegionSize)
+	}
+	first := (req.Addr - e.cfg.Base) / uint64(e.pageSize)
+	last := (end - 1 - e.cfg.Base) / uint64(e.pageSize)
+	if err := h.proto.SetHome(uint32(first), uint32(last-first+1), req.Root); err != nil {
+		return err
+	}
+	e.reply(h, link.Reply{})
 	return nil
 }
 
@@ -759,6 +807,13 @@ func (e *Engine) send(from *host, env protocol.Envelope) {
 	from.sent.count(env.Msg.Type(), env.To, len(e.encodeBuf))
 	if to := e.hosts[env.To]; to != nil {
 		to.received.count(env.Msg.Type(), env.From, len(e.encodeBuf))
+		if resp, ok := env.Msg.(*protocol.PageResponse); ok {
+			// Its pages may be the sender's memory, which its application
+			// goes on writing: taken now, as a message on the wire is.
+			for i := range resp.Pages {
+				resp.Pages[i].Data = slices.Clone(resp.Pages[i].Data)
+			}
+		}
 		e.inbox = append(e.inbox, env)
 		return
 	}

@@ -78,6 +78,7 @@ func (e *Engine) newHost(r int) (*host, error) {
 		Rank: r, NProcs: e.cfg.NProcs, PageSize: e.pageSize, Pages: e.pages,
 		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers + 1, // the last one serves Share
 		GCThreshold: e.cfg.GCThreshold, Prefetch: e.cfg.Prefetch,
+		Homes: !e.cfg.Homeless, AsyncWrites: e.asyncWrites && e.cfg.NProcs > 1,
 	}, h.view)
 	if err != nil {
 		h.close()
@@ -167,8 +168,8 @@ func (e *Engine) readFaults(h *host) {
 // act carries out a page action on h's application, for count pages from
 // a.Page (more than one only for protection changes).
 func (e *Engine) act(h *host, a lrc.Action, count int) error {
-	if h.uffd < 0 {
-		return nil // not attached: the application maps nothing yet
+	if h.uffd < 0 || h.closed {
+		return nil // not attached, or closed (unmapping): nothing to change
 	}
 	addr := uintptr(e.cfg.Base) + uintptr(a.Page)*uintptr(e.pageSize)
 	size := uintptr(count) * uintptr(e.pageSize)

@@ -26,6 +26,13 @@ type Settings struct {
 	// GCThreshold, Prefetch: see rank.Config.
 	GCThreshold int64
 	Prefetch    bool
+	// Homeless runs TreadMarks' homeless protocol instead of the home-based
+	// one (package lrc): the one whose message and byte counts compare with
+	// the TreadMarks study's.
+	Homeless bool
+	// WriteFaults finds writes by write-protection faults even where the
+	// kernel can report them without (asynchronous write protection).
+	WriteFaults bool
 }
 
 // Defaults for a job. The base, 64 TiB, is clear of the Go heap, of the Go

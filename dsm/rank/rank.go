@@ -169,16 +169,16 @@ func New(cfg Config, mem []byte) (*Rank, error) {
 
 // Ready returns and clears what the rank produced.
 func (r *Rank) Ready() Ready {
-	out := r.lrc.TakeOutput()
 	rd := r.out
 	r.out = Ready{}
+	if rd.Done {
+		rd.Zap = r.lrc.TakeZap()
+	}
+	out := r.lrc.TakeOutput()
 	// The consistency engine's messages first: the diffs a release sends
 	// home go before the message that makes its interval known.
 	rd.Messages = append(out.Messages, rd.Messages...)
 	rd.Actions = append(rd.Actions, out.Actions...)
-	if rd.Done {
-		rd.Zap = r.lrc.TakeZap()
-	}
 	return rd
 }
 

@@ -107,6 +107,10 @@ type simRank struct {
 	waitPage int
 	waitPerm perm
 	woken    bool
+	// scanned: the current op, a call that may close the interval, has
+	// read the pages written (written) and has yet to make the call.
+	scanned bool
+	written []protocol.PageRange
 }
 
 // Stats counts the messages of a run.
@@ -327,25 +331,29 @@ func (s *Sim) heads(dst []int) []int {
 	return dst
 }
 
-// protectDirty does what the engine does before a call that may close the
-// interval: report the pages written without a fault (AsyncWrites), and
-// write-protect the dirty pages first. In random runs the protection is
-// skipped half the time, so that closes that protect pages themselves are
-// exercised too.
-func (s *Sim) protectDirty(r *simRank) {
-	if s.cfg.AsyncWrites {
-		var written []uint32
-		for p, m := range r.mmu {
-			if m == permWrite {
-				written = append(written, uint32(p))
-			}
-		}
-		if err := r.eng.Written(protocol.Ranges(written)); err != nil {
-			s.fail("rank %d: written pages: %v", r.id, err)
-			return
-		}
+// report does what the engine does as a call that may close the interval
+// comes: it reports the pages the application found written (AsyncWrites).
+func (s *Sim) report(r *simRank) {
+	if !s.cfg.AsyncWrites {
+		return
 	}
-	if s.cfg.StrayFaults && s.rng.IntN(2) == 0 {
+	written := r.written
+	if !r.scanned {
+		written = s.written(r)
+	}
+	r.written, r.scanned = nil, false
+	if err := r.eng.Written(written); err != nil {
+		s.fail("rank %d: written pages: %v", r.id, err)
+	}
+}
+
+// protectDirty does what the engine does before a call, or a message, that
+// may close the interval of a rank whose other threads may write shared
+// memory (stray faults: not funneled): write-protect the dirty pages first.
+// In random runs it is skipped half the time, so that closes that protect
+// pages themselves are exercised too.
+func (s *Sim) protectDirty(r *simRank) {
+	if !s.cfg.StrayFaults || s.rng.IntN(2) == 0 {
 		return
 	}
 	r.eng.ProtectDirty()
@@ -491,15 +499,40 @@ func (s *Sim) act(r *simRank, a lrc.Action) {
 
 // step advances rank r's program by one op, or as far as it can.
 func (s *Sim) step(r *simRank) {
-	if r.cur == nil {
+	switch {
+	case r.cur == nil:
 		op := r.queue[0]
 		r.queue = r.queue[1:]
 		r.cur = &op
+		if s.cfg.AsyncWrites && (op.Kind == OpLock || op.Kind == OpUnlock || op.Kind == OpBarrier) {
+			// As the application does, the rank reads which pages it
+			// wrote before it calls; its engine may act on other ranks'
+			// messages in between.
+			r.written, r.scanned = s.written(r), true
+			s.logf("rank %d: %v: written pages %v", r.id, r.cur, r.written)
+			return
+		}
+		if !s.start(r) {
+			return
+		}
+	case r.scanned:
 		if !s.start(r) {
 			return
 		}
 	}
 	s.access(r)
+}
+
+// written lists the pages rank r's MMU has mapped writable: written since
+// they were last protected, or never protected.
+func (s *Sim) written(r *simRank) []protocol.PageRange {
+	var written []uint32
+	for p, m := range r.mmu {
+		if m == permWrite {
+			written = append(written, uint32(p))
+		}
+	}
+	return protocol.Ranges(written)
 }
 
 // start begins a synchronization op; it reports whether the op is an access
@@ -508,6 +541,7 @@ func (s *Sim) start(r *simRank) bool {
 	op := r.cur
 	s.logf("rank %d: %v", r.id, op)
 	if op.Kind == OpLock || op.Kind == OpUnlock || op.Kind == OpBarrier {
+		s.report(r)
 		s.protectDirty(r)
 		if s.err != nil {
 			return false

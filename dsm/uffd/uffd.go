@@ -1,7 +1,10 @@
 // Package uffd is the kernel's userfaultfd interface as SVM uses it: the
 // constants and structures of <linux/userfaultfd.h> under their kernel names,
-// and thin wrappers around the syscall and its ioctls. golang.org/x/sys/unix
-// has SYS_USERFAULTFD but none of these, so they are defined here, once.
+// and thin wrappers around the syscall and its ioctls; and the PAGEMAP_SCAN
+// ioctl of <linux/fs.h>, which lists the pages written since they were
+// write-protected with asynchronous write protection. golang.org/x/sys/unix
+// has SYS_USERFAULTFD but none of these (nor do Debian 12's headers have the
+// asynchronous ones, Linux 6.7+), so they are defined here, once.
 //
 // Every error wraps the errno, so errors.Is(err, unix.EEXIST) works.
 package uffd
@@ -31,6 +34,10 @@ const (
 	UFFD_FEATURE_MISSING_SHMEM      = 1 << 5
 	UFFD_FEATURE_MINOR_SHMEM        = 1 << 10
 	UFFD_FEATURE_WP_HUGETLBFS_SHMEM = 1 << 12
+	// UFFD_FEATURE_WP_ASYNC: a write to a write-protected page is not
+	// delivered as a fault; the kernel lifts the protection itself, and
+	// PAGEMAP_SCAN reports the page written.
+	UFFD_FEATURE_WP_ASYNC = 1 << 15
 
 	UFFDIO_REGISTER_MODE_MISSING = 1 << 0
 	UFFDIO_REGISTER_MODE_WP      = 1 << 1
@@ -49,6 +56,11 @@ const (
 
 	// MsgSize is sizeof(struct uffd_msg).
 	MsgSize = 32
+
+	PAGEMAP_SCAN          = 0xc0606610 // _IOWR('f', 16, struct pm_scan_arg)
+	PAGE_IS_WRITTEN       = 1 << 1
+	PM_SCAN_WP_MATCHING   = 1 << 0
+	PM_SCAN_CHECK_WPASYNC = 1 << 1
 )
 
 // The ioctl argument structures.
@@ -72,7 +84,70 @@ type (
 		mode   uint64
 		mapped int64
 	}
+	pmScanArg struct {
+		size, flags, start, end, walkEnd, vec, vecLen, maxPages    uint64
+		categoryInverted, categoryMask, categoryAnyofMask, retMask uint64
+	}
 )
+
+// PageRegion is a run of pages [Start, End) PAGEMAP_SCAN found in the
+// categories asked for (struct page_region).
+type PageRegion struct {
+	Start, End, Categories uint64
+}
+
+// Written appends to dst the runs of pages in [start, end) that the calling
+// process has mapped and written since they were write-protected (or that
+// are mapped writable), reading its own page tables through pagemap, an open
+// /proc/self/pagemap. The kernel allows this only for the process's own
+// tables, and only for a userfaultfd with UFFD_FEATURE_WP_ASYNC. buf is
+// scratch space for one ioctl's answer.
+func Written(pagemap int, start, end uintptr, buf []PageRegion, dst []PageRegion) ([]PageRegion, error) {
+	return scan(pagemap, start, end, PM_SCAN_CHECK_WPASYNC, buf, dst)
+}
+
+func scan(pagemap int, start, end uintptr, flags uint64, buf []PageRegion, dst []PageRegion) ([]PageRegion, error) {
+	for start < end {
+		arg := pmScanArg{
+			size: uint64(unsafe.Sizeof(pmScanArg{})), flags: flags,
+			start: uint64(start), end: uint64(end),
+			vec: uint64(uintptr(unsafe.Pointer(&buf[0]))), vecLen: uint64(len(buf)),
+			categoryMask: PAGE_IS_WRITTEN, retMask: PAGE_IS_WRITTEN,
+		}
+		n, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(pagemap), PAGEMAP_SCAN, uintptr(unsafe.Pointer(&arg)))
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return dst, fmt.Errorf("pagemap scan [%#x,%#x): %w", start, end, errno)
+		}
+		dst = append(dst, buf[:n]...)
+		if uintptr(arg.walkEnd) <= start {
+			return dst, fmt.Errorf("pagemap scan [%#x,%#x) made no progress", start, end)
+		}
+		start = uintptr(arg.walkEnd)
+	}
+	return dst, nil
+}
+
+// AsyncWritesError reports why this kernel cannot track writes without
+// faults — userfaultfd with UFFD_FEATURE_WP_ASYNC on shared memory, and
+// PAGEMAP_SCAN — or nil when it can.
+func AsyncWritesError() error {
+	fd, err := Open(UFFD_FEATURE_MINOR_SHMEM | UFFD_FEATURE_WP_HUGETLBFS_SHMEM | UFFD_FEATURE_WP_ASYNC)
+	if err != nil {
+		return err
+	}
+	unix.Close(fd)
+	pagemap, err := unix.Open("/proc/self/pagemap", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("opening /proc/self/pagemap: %w", err)
+	}
+	defer unix.Close(pagemap)
+	page := uintptr(unsafe.Pointer(&pagemap)) &^ 4095 // a page of this goroutine's stack
+	_, err = scan(pagemap, page, page+4096, 0, make([]PageRegion, 1), nil)
+	return err
+}
 
 // Open creates a userfaultfd that handles faults from user mode only (what
 // an unprivileged process may do with vm.unprivileged_userfaultfd=0), non

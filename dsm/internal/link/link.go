@@ -37,9 +37,10 @@ const (
 	OpStats                  // reply: Stats
 	OpClose
 	OpFetchAdd // ID = counter, Delta; reply: Value = the counter's previous value
+	OpSetHome  // Addr, Size, Root = the home rank
 )
 
-var opNames = [...]string{"", "join", "attach", "alloc", "malloc", "free", "share", "lock", "unlock", "barrier", "validate", "stats", "close", "fetch-add"}
+var opNames = [...]string{"", "join", "attach", "alloc", "malloc", "free", "share", "lock", "unlock", "barrier", "validate", "stats", "close", "fetch-add", "set-home"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && o > 0 {
@@ -62,6 +63,9 @@ type Request struct {
 	// Funneled (OpJoin): no thread of the application writes shared
 	// memory while another is inside a call.
 	Funneled bool `msgpack:"f,omitempty"`
+	// Written (with Join.AsyncWrites, on calls that may close the
+	// interval): the pages the application wrote without a fault.
+	Written []protocol.PageRange `msgpack:"wr,omitempty"`
 }
 
 // Reply answers a request. Err, if set, says what was wrong with it.
@@ -82,6 +86,9 @@ type Join struct {
 	PageSize int
 	Locks    uint32
 	Barriers uint32
+	// AsyncWrites: the application registers the region with asynchronous
+	// write protection and reports the pages it wrote (Request.Written).
+	AsyncWrites bool
 }
 
 // Stats are a rank's counters (see dsm.Stats).
