@@ -128,6 +128,17 @@ module svm
     integer(c_int) function svm_dispatch_recv() bind(C, name="svm_dispatch_recv")
       import :: c_int
     end function
+    ! The values of a dispatch: n bytes at p (svm_pointer(loc(x))).
+    subroutine svm_dispatch_put(p, n) bind(C, name="svm_dispatch_put")
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: p
+      integer(c_size_t), value :: n
+    end subroutine
+    subroutine svm_dispatch_get(p, n) bind(C, name="svm_dispatch_get")
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: p
+      integer(c_size_t), value :: n
+    end subroutine
     integer(c_int) function svm_processors_c(name, namelen, rank, extents) bind(C, name="svm_processors")
       import :: c_int, c_char
       character(kind=c_char), intent(in) :: name(*)
