@@ -16,9 +16,10 @@ import (
 )
 
 // The differential tests of svmf build: each SVM-Fortran program in
-// svmfortran/compile/testdata/programs, built with svmf build and run on 1,
-// 2, 3 and 4 ranks, prints what the same source built with gfortran alone
-// (svmf build -nodist) prints, which is also saved as NAME.out.
+// svmfortran/compile/testdata/programs, built with svmf build (without a
+// warning) and run on 1, 2, 3 and 4 ranks, prints what the same source
+// built with gfortran alone (svmf build -nodist) prints, which is also
+// saved as NAME.out.
 
 const programs = "../../svmfortran/compile/testdata/programs"
 
@@ -52,6 +53,7 @@ func TestSVMFortranPrograms(t *testing.T) {
 
 			r = svmf(t, dir, 2*time.Minute, "build", "-O2", "-o", "par", abs)
 			ok(t, r)
+			assert.NotContains(t, r.stderr, ": warning: ", "svmf build warns about a program that is right")
 			for _, np := range []string{"1", "2", "3", "4"} {
 				r := svmf(t, dir, 2*time.Minute, "run", "-np", np, "./par")
 				ok(t, r)

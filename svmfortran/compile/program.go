@@ -1,0 +1,278 @@
+package compile
+
+import (
+	"slices"
+
+	"github.com/svmcluster/svm/svmfortran/syntax"
+)
+
+// The program: what the compiler knows of the whole build. A subprogram
+// that runs SVM code — one with directives, or one that calls such a
+// subprogram — inherits the execution mode of each call (the paper's
+// section 4): called in exclusive mode, its master runs it while the others
+// wait in its dispatcher. The analysis finds those subprograms, and how the
+// build calls each, so that the generator knows which calls re-activate the
+// waiting processors and which warnings hold.
+
+// program holds the units of the build.
+type program struct {
+	units map[string]*unitGen // the subroutines and functions, by name
+}
+
+// mode is the execution mode of a piece of code.
+type mode int
+
+const (
+	replicated mode = iota // every processor of the active set runs it
+	exclusive              // the master runs it; the others wait in a dispatcher
+	dynamic                // a subprogram's own code: the mode of its call (svm_xmode)
+	parallel               // a parallel loop's body: every processor runs its iterations
+)
+
+// callModes is the set of modes a subprogram is called in.
+type callModes uint8
+
+const (
+	calledReplicated callModes = 1 << iota
+	calledExclusive
+)
+
+// unitFacts are what the analysis learns about a unit.
+type unitFacts struct {
+	directives    bool // the unit has SVM directives
+	intrinsicRefs bool // it refers to NUMPROC or MYPROCSET
+	calls         []callSite
+	// entryArgs are the positions of the dummy arguments its declarations
+	// read (array bounds, arrangements and templates), entryCommons the
+	// COMMON variables they read, by block: all processors evaluate them
+	// when it starts.
+	entryArgs    []int
+	entryCommons map[string][]string
+	// joinedArgs are the positions of the dummy arguments read by the
+	// code the other processors join (parallel constructs, calls).
+	joinedArgs []int
+	// svm: the unit runs SVM code and needs its mode (it has directives or
+	// calls a unit that has).
+	svm bool
+	// modes: how the build calls it; both when no call in the build says
+	// (the main program: replicated). replicatedAt is a call that makes it
+	// replicated, zero when none or unknown.
+	modes        callModes
+	replicatedAt syntax.Pos
+}
+
+// callSite is a call, or a function reference, to a subprogram of the
+// build.
+type callSite struct {
+	callee string
+	pos    syntax.Pos
+	mode   mode // the mode where it stands
+}
+
+// facts reads what the program's analysis needs from the unit.
+func (ug *unitGen) facts() {
+	ug.entryCommons = map[string][]string{}
+	ug.walkModes(ug.tree, ug.topMode(), func(s *syntax.Stmt, m mode) {
+		if m == exclusive || m == dynamic {
+			ug.noteAssigned(s)
+		}
+	})
+	for _, s := range ug.stmts {
+		if s.Kind == syntax.KindDirective {
+			ug.directives = true
+		}
+		for _, n := range stmtNames(s) {
+			if svmIntrinsics[n.Name] && n.Call {
+				ug.intrinsicRefs = true
+			}
+		}
+	}
+	if ug.intrinsicRefs {
+		for name, pos := range ug.intrinsicDecls {
+			ug.errorf(pos, "%s is SVM-Fortran's intrinsic (module svm): do not declare it", name)
+		}
+	}
+	ug.walkModes(ug.tree, ug.topMode(), func(s *syntax.Stmt, m mode) {
+		if c := action(s); c.Kind == syntax.KindCall && c.Call != nil {
+			ug.calls = append(ug.calls, callSite{callee: c.Call.Name, pos: s.Pos, mode: m})
+		}
+		for _, n := range stmtNames(s) {
+			if n.Call && ug.kind(n) == functionName {
+				ug.calls = append(ug.calls, callSite{callee: n.Name, pos: n.Pos, mode: m})
+			}
+		}
+	})
+	walk(ug.tree, func(n *node) bool {
+		if !ug.joined(n) {
+			return true
+		}
+		var names []syntax.Name
+		statements([]*node{n}, func(s *syntax.Stmt) { names = append(names, stmtNames(s)...) })
+		for _, name := range names {
+			if k, ok := ug.dummies[name.Name]; ok && !slices.Contains(ug.joinedArgs, k) {
+				ug.joinedArgs = append(ug.joinedArgs, k)
+			}
+		}
+		return false
+	})
+	for _, n := range ug.entryNames() {
+		if k, ok := ug.dummies[n.Name]; ok && !slices.Contains(ug.entryArgs, k) {
+			ug.entryArgs = append(ug.entryArgs, k)
+		}
+		if b := ug.commonOf[n.Name]; b != "" && !slices.Contains(ug.entryCommons[b], n.Name) {
+			ug.entryCommons[b] = append(ug.entryCommons[b], n.Name)
+		}
+	}
+}
+
+// joined reports whether the other processors may join the code of n:
+// a parallel construct, a replicated region, a template operation, a call.
+func (ug *unitGen) joined(n *node) bool {
+	switch n.kind {
+	case pdoNode, psectionNode, replicatedNode:
+		return true
+	case leafNode:
+		s := action(n.stmt)
+		return s.Kind == syntax.KindCall || s.Kind == syntax.KindDirective && s.Dir.Kind != syntax.DirShared
+	}
+	return false
+}
+
+// topMode is the mode of the unit's own code: replicated in the main
+// program, the mode of the call in a subprogram.
+func (ug *unitGen) topMode() mode {
+	if ug.u.Kind == syntax.MainProgram {
+		return replicated
+	}
+	return dynamic
+}
+
+// walkModes calls f for each statement of the nodes with the mode it runs
+// in.
+func (ug *unitGen) walkModes(nodes []*node, m mode, f func(*syntax.Stmt, mode)) {
+	for _, n := range nodes {
+		f(n.stmt, m)
+		for k, p := range n.parts {
+			if k > 0 || n.kind != ifNode {
+				f(p.stmt, m)
+			}
+		}
+		inner := m
+		switch n.kind {
+		case exclusiveNode:
+			inner = exclusive
+		case replicatedNode, psectionNode:
+			inner = replicated
+		case pdoNode:
+			inner = parallel
+		}
+		ug.walkModes(n.children(), inner, f)
+	}
+}
+
+// entryNames are the names the unit's declarations read when it starts:
+// array bounds, the extents of its arrangements, the bounds of its
+// templates, and its specification part's distributions.
+func (ug *unitGen) entryNames() []syntax.Name {
+	var out []syntax.Name
+	bounds := func(dims []syntax.Bound) {
+		for _, d := range dims {
+			out = append(out, d.Lo.Names...)
+			out = append(out, d.Hi.Names...)
+		}
+	}
+	for _, s := range ug.stmts[:ug.firstExec] {
+		for _, e := range s.Decl {
+			bounds(e.Dims)
+		}
+		for _, b := range s.Common {
+			for _, e := range b.Vars {
+				bounds(e.Dims)
+			}
+		}
+		if s.Kind == syntax.KindDirective {
+			out = append(out, directiveNames(s.Dir)...)
+		}
+	}
+	return slices.DeleteFunc(out, func(n syntax.Name) bool { return ug.kind(n) != variableName })
+}
+
+// analyse finds the units that run SVM code and how the build calls each.
+func (p *program) analyse(files []*fileGen) {
+	var all []*unitGen
+	for _, g := range files {
+		for _, ug := range g.units {
+			all = append(all, ug)
+			if (ug.u.Kind == syntax.Subroutine || ug.u.Kind == syntax.Function) && p.units[ug.u.Name] == nil {
+				p.units[ug.u.Name] = ug
+			}
+		}
+	}
+	called := map[*unitGen]bool{}
+	for _, ug := range all {
+		ug.svm = ug.directives
+		for _, c := range ug.calls {
+			if callee := p.units[c.callee]; callee != nil {
+				called[callee] = true
+			}
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, ug := range all {
+			if ug.svm {
+				continue
+			}
+			for _, c := range ug.calls {
+				if callee := p.units[c.callee]; callee != nil && callee.svm {
+					ug.svm, changed = true, true
+					break
+				}
+			}
+		}
+	}
+	for _, ug := range all {
+		switch {
+		case ug.u.Kind == syntax.MainProgram:
+			ug.modes = calledReplicated
+		case !called[ug]:
+			ug.modes = calledReplicated | calledExclusive
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, ug := range all {
+			for _, c := range ug.calls {
+				callee := p.units[c.callee]
+				if callee == nil || !called[callee] {
+					continue
+				}
+				var m callModes
+				switch c.mode {
+				case replicated, parallel:
+					m = calledReplicated
+				case exclusive:
+					m = calledExclusive
+				case dynamic:
+					m = ug.modes
+				}
+				if m&calledReplicated != 0 && callee.replicatedAt == (syntax.Pos{}) {
+					callee.replicatedAt = c.pos
+				}
+				if callee.modes|m != callee.modes {
+					callee.modes |= m
+					changed = true
+				}
+			}
+		}
+	}
+}
+
+// svmUnit returns the subprogram of the build called name if it runs SVM
+// code, nil otherwise.
+func (p *program) svmUnit(name string) *unitGen {
+	if ug := p.units[name]; ug != nil && ug.svm {
+		return ug
+	}
+	return nil
+}
