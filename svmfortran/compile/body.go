@@ -70,9 +70,9 @@ func (ug *unitGen) nodes(e *emitter, nodes []*node, cx ctx) {
 func (ug *unitGen) node(e *emitter, n *node, cx ctx) {
 	switch n.kind {
 	case doNode, ifNode, selectNode:
-		ug.checkFunctions(n.stmt, cx)
+		ug.checkCalls(n.stmt, cx)
 		for _, p := range n.parts[min(1, len(n.parts)):] {
-			ug.checkFunctions(p.stmt, cx)
+			ug.checkCalls(p.stmt, cx)
 		}
 		ug.block(e, n, cx)
 	case exclusiveNode:
@@ -428,7 +428,7 @@ func (ug *unitGen) liveOut(n *node) []string {
 		if m != exclusive {
 			return // everyone runs it
 		}
-		for _, name := range assignedBy(s) {
+		for _, name := range append(assignedBy(s), ug.calleeCommons(s, true, func(string, *unitGen) {})...) {
 			_, dummy := ug.dummies[name]
 			if ug.mentions[name] > inside[name] || dummy || ug.commonOf[name] != "" || ug.saved[name] ||
 				ug.initialised[name] || ug.u.Kind == syntax.Function && name == ug.u.Name {
@@ -438,6 +438,18 @@ func (ug *unitGen) liveOut(n *node) []string {
 	})
 	return slices.DeleteFunc(out, func(name string) bool {
 		return ug.kind(syntax.Name{Name: name}) != variableName
+	})
+}
+
+// checkCommons reports, in exclusive code, a call of a subprogram that
+// assigns a private COMMON block this unit does not declare: the master's
+// values of it could not reach the other processors.
+func (ug *unitGen) checkCommons(s *syntax.Stmt, cx ctx) {
+	if cx.mode != exclusive && (cx.mode != dynamic || ug.modes&calledExclusive == 0) {
+		return
+	}
+	ug.calleeCommons(s, true, func(block string, callee *unitGen) {
+		ug.errorf(s.Pos, "%s assigns COMMON /%s/, and here only the master runs it; this unit does not declare /%s/, so the master's values cannot reach the other processors: declare COMMON /%s/ here", callee.u.Name, block, block, block)
 	})
 }
 
@@ -554,16 +566,16 @@ func (ug *unitGen) directive(e *emitter, n *node, cx ctx) {
 // statement writes an ordinary executable statement.
 func (ug *unitGen) statement(e *emitter, n *node, cx ctx) {
 	s := n.stmt
-	ug.checkFunctions(s, cx)
 	inner := action(s)
-	if s.Kind == syntax.KindLogicalIf {
-		if ug.rewrites(n, cx) {
-			// IF (c) stmt becomes IF (c) THEN, stmt, END IF.
-			ug.block(e, &node{kind: ifNode, stmt: s, parent: n.parent, part: n.part,
-				parts: []*part{{stmt: s, body: []*node{{kind: leafNode, stmt: inner, parent: n.parent, part: n.part}}}}}, cx)
-			return
-		}
+	if s.Kind == syntax.KindLogicalIf && ug.rewrites(n, cx) {
+		// IF (c) stmt becomes IF (c) THEN, stmt, END IF: its statement is
+		// checked as a statement of its own.
+		ug.checkCalls(&syntax.Stmt{Kind: syntax.KindIf, Pos: s.Pos, Cond: s.Cond}, cx)
+		ug.block(e, &node{kind: ifNode, stmt: s, parent: n.parent, part: n.part,
+			parts: []*part{{stmt: s, body: []*node{{kind: leafNode, stmt: inner, parent: n.parent, part: n.part}}}}}, cx)
+		return
 	}
+	ug.checkCalls(s, cx)
 	ug.checkBranches(n, cx)
 	switch inner.Kind {
 	case syntax.KindIO:
@@ -634,6 +646,14 @@ func (ug *unitGen) checkIO(s *syntax.Stmt, cx ctx) {
 func (ug *unitGen) internalIO(s *syntax.Stmt) bool {
 	unit, ok := s.IO.Spec("UNIT")
 	return ok && len(unit.Names) > 0 && ug.characters[unit.Names[0].Name]
+}
+
+// checkCalls checks the calls of a statement: functions that run SVM code
+// where the others cannot join them, subprograms that assign COMMON
+// blocks in exclusive mode.
+func (ug *unitGen) checkCalls(s *syntax.Stmt, cx ctx) {
+	ug.checkFunctions(s, cx)
+	ug.checkCommons(s, cx)
 }
 
 // checkFunctions reports references to functions that run SVM code where

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -108,6 +109,10 @@ type unitGen struct {
 	// intrinsicDecls are the declarations that name NUMPROC or MYPROCSET.
 	intrinsicDecls map[string]syntax.Pos
 
+	// includedBy maps each statement of an INCLUDE file to the INCLUDE
+	// line of this file that brought it in.
+	includedBy map[*syntax.Stmt]*syntax.Stmt
+
 	tree   []*node
 	labels map[int]*node // statement label -> its node
 	unitFacts
@@ -128,17 +133,23 @@ func newUnitGen(g *fileGen, u *syntax.Unit) *unitGen {
 		arrangements: map[string]*arrangement{}, templates: map[string]*template{},
 		sharedByName: map[string]*sharedVar{}, intrinsicDecls: map[string]syntax.Pos{},
 		vars: map[string]string{}, uses: map[string]bool{}, nextLabel: 90000}
-	ug.stmts = flatten(u.Stmts)
+	ug.includedBy = map[*syntax.Stmt]*syntax.Stmt{}
+	ug.stmts = ug.flatten(u.Stmts, nil)
 	return ug
 }
 
-// flatten replaces INCLUDE statements by the statements they include.
-func flatten(stmts []*syntax.Stmt) []*syntax.Stmt {
+// flatten replaces INCLUDE statements by the statements they include,
+// noting for each the INCLUDE line of the file that brought it in (inc,
+// nil for the file's own statements).
+func (ug *unitGen) flatten(stmts []*syntax.Stmt, inc *syntax.Stmt) []*syntax.Stmt {
 	var out []*syntax.Stmt
 	for _, s := range stmts {
 		if s.Kind == syntax.KindInclude {
-			out = append(out, flatten(s.Included)...)
+			out = append(out, ug.flatten(s.Included, cmp.Or(inc, s))...)
 			continue
+		}
+		if inc != nil {
+			ug.includedBy[s] = inc
 		}
 		out = append(out, s)
 	}
@@ -181,9 +192,15 @@ func (ug *unitGen) generate() {
 	if len(ug.stmts) == 0 {
 		return
 	}
-	if !ug.svm && !ug.intrinsicRefs {
-		// Nothing to translate: the unit as written.
-		for _, s := range ug.stmts {
+	if !ug.svm {
+		// Nothing to translate: the unit as written, with the module
+		// svm's intrinsics when it refers to them.
+		ug.pass(ug.out, ug.stmts[0])
+		if ug.intrinsicRefs {
+			ug.use("numproc", "myprocset")
+			ug.writeUses(ug.stmts[0].Pos)
+		}
+		for _, s := range ug.stmts[1:] {
 			ug.pass(ug.out, s)
 		}
 		return
@@ -216,14 +233,7 @@ func (ug *unitGen) generate() {
 	if ug.intrinsicRefs {
 		ug.use("numproc", "myprocset")
 	}
-	// Several short USE statements: generated lines stay within what any
-	// compiler reads by default.
-	names := slices.Sorted(maps.Keys(ug.uses))
-	for len(names) > 0 {
-		n := min(len(names), 4)
-		ug.out.stmt(pos, 0, "use svm, only: "+strings.Join(names[:n], ", "))
-		names = names[n:]
-	}
+	ug.writeUses(pos)
 	ug.out.b.WriteString(spec.b.String())
 	declPos := pos
 	if ug.firstExec < len(ug.stmts) {
@@ -231,6 +241,13 @@ func (ug *unitGen) generate() {
 	}
 	for _, name := range slices.Sorted(maps.Keys(ug.vars)) {
 		ug.out.stmt(declPos, 0, ug.vars[name])
+	}
+	if ug.outline {
+		// A function the unit types but only svm_body calls would be a
+		// variable of the host to svm_body.
+		for _, name := range ug.typedFunctions() {
+			ug.out.gen(declPos, simple{text: "external " + name})
+		}
 	}
 	if _, ok := ug.vars["svm_xcall"]; ok {
 		// The mode of the next call, for the subprogram it calls.
@@ -242,6 +259,18 @@ func (ug *unitGen) generate() {
 	ug.out.b.WriteString(entry.b.String() + body.b.String())
 }
 
+// writeUses writes the USE of the module svm's entities the unit needs,
+// in several short statements: generated lines stay within what any
+// compiler reads by default.
+func (ug *unitGen) writeUses(pos syntax.Pos) {
+	names := slices.Sorted(maps.Keys(ug.uses))
+	for len(names) > 0 {
+		n := min(len(names), 4)
+		ug.out.stmt(pos, 0, "use svm, only: "+strings.Join(names[:n], ", "))
+		names = names[n:]
+	}
+}
+
 func isHeader(s *syntax.Stmt) bool {
 	switch s.Kind {
 	case syntax.KindProgram, syntax.KindSubroutine, syntax.KindFunction, syntax.KindBlockData, syntax.KindModule:
@@ -251,20 +280,26 @@ func isHeader(s *syntax.Stmt) bool {
 }
 
 // pass writes s as written: its own lines when it has them to itself, or
-// its text.
+// its text (a statement of an INCLUDE file is written in place of the
+// INCLUDE line, which goes).
 func (ug *unitGen) pass(e *emitter, s *syntax.Stmt) {
 	if ug.fromFile(s) && s.FirstLine >= ug.next {
 		ug.rawUpTo(e, s.LastLine)
 		return
 	}
+	ug.skip(e, s)
 	e.stmt(s.Pos, s.Label, s.Text)
 }
 
 // skip writes the comments before s, and s's own lines when it is a
 // directive (a comment to gfortran), but not an ordinary statement that is
-// replaced by generated code.
+// replaced by generated code, nor the INCLUDE line of a statement from an
+// INCLUDE file.
 func (ug *unitGen) skip(e *emitter, s *syntax.Stmt) {
 	if !ug.fromFile(s) {
+		if inc := ug.includedBy[s]; inc != nil {
+			ug.skip(e, inc) // the INCLUDE line goes
+		}
 		return
 	}
 	if s.Kind == syntax.KindDirective {
@@ -309,6 +344,9 @@ func (ug *unitGen) collect() {
 			continue
 		}
 		switch {
+		case ug.u.Kind == syntax.Module || ug.u.Kind == syntax.BlockData:
+			ug.errorf(s.Pos, "SVM directive in %s: directives belong in a main program or an external subprogram", describeUnit(ug.u))
+			continue
 		case i > ug.exit:
 			ug.errorf(s.Pos, "SVM directive in a procedure after CONTAINS: the compiler translates the directives of external subprograms only (move the procedure out of %s)", describeUnit(ug.u))
 			continue
@@ -670,6 +708,20 @@ func (ug *unitGen) outlined() bool {
 	return !slices.ContainsFunc(ug.stmts, func(s *syntax.Stmt) bool {
 		return s.Kind == syntax.KindContains || s.Kind == syntax.KindEntry
 	})
+}
+
+// typedFunctions are the external functions the unit's declarations type
+// and do not name EXTERNAL.
+func (ug *unitGen) typedFunctions() []string {
+	found := map[string]bool{}
+	for _, s := range ug.stmts[ug.firstExec:ug.exit] {
+		for _, n := range stmtNames(s) {
+			if n.Call && ug.types[n.Name] != "" && !ug.procedures[n.Name] && ug.kind(n) == functionName {
+				found[n.Name] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(found))
 }
 
 // outlineStart writes the call of svm_body, the unit's exit code after it,

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/svmcluster/svm/svmfortran/syntax"
@@ -51,6 +52,9 @@ type unitFacts struct {
 	// joinedArgs are the positions of the dummy arguments read by the
 	// code the other processors join (parallel constructs, calls).
 	joinedArgs []int
+	// commonReads and commonSets are the private COMMON blocks the unit,
+	// and the subprograms of the build it calls, read and assign.
+	commonReads, commonSets map[string]bool
 	// svm: the unit runs SVM code and needs its mode (it has directives or
 	// calls a unit that has).
 	svm bool
@@ -72,6 +76,19 @@ type callSite struct {
 // facts reads what the program's analysis needs from the unit.
 func (ug *unitGen) facts() {
 	ug.entryCommons = map[string][]string{}
+	ug.commonReads, ug.commonSets = map[string]bool{}, map[string]bool{}
+	for _, s := range ug.stmts[ug.firstExec:] {
+		for _, n := range stmtNames(s) {
+			if b := ug.commonOf[n.Name]; b != "" {
+				ug.commonReads[b] = true
+			}
+		}
+		for _, name := range assignedBy(s) {
+			if b := ug.commonOf[name]; b != "" {
+				ug.commonSets[b] = true
+			}
+		}
+	}
 	ug.walkModes(ug.tree, ug.topMode(), func(s *syntax.Stmt, m mode) {
 		if m == exclusive || m == dynamic {
 			ug.noteAssigned(s)
@@ -141,10 +158,10 @@ func (ug *unitGen) joined(n *node) bool {
 // topMode is the mode of the unit's own code: replicated in the main
 // program, the mode of the call in a subprogram.
 func (ug *unitGen) topMode() mode {
-	if ug.u.Kind == syntax.MainProgram {
-		return replicated
+	if ug.u.Kind == syntax.Subroutine || ug.u.Kind == syntax.Function {
+		return dynamic
 	}
-	return dynamic
+	return replicated
 }
 
 // walkModes calls f for each statement of the nodes with the mode it runs
@@ -208,9 +225,18 @@ func (p *program) analyse(files []*fileGen) {
 			}
 		}
 	}
+	shared := map[string]bool{} // COMMON blocks a unit shares: they are no one's private data
+	for _, ug := range all {
+		for _, b := range ug.sharedCommons {
+			shared[b] = true
+		}
+	}
 	called := map[*unitGen]bool{}
 	for _, ug := range all {
-		ug.svm = ug.directives
+		// The main program joins the job for NUMPROC and MYPROCSET too.
+		ug.svm = ug.directives || ug.u.Kind == syntax.MainProgram && ug.intrinsicRefs
+		maps.DeleteFunc(ug.commonReads, func(b string, _ bool) bool { return shared[b] })
+		maps.DeleteFunc(ug.commonSets, func(b string, _ bool) bool { return shared[b] })
 		for _, c := range ug.calls {
 			if callee := p.units[c.callee]; callee != nil {
 				called[callee] = true
@@ -220,6 +246,12 @@ func (p *program) analyse(files []*fileGen) {
 	for changed := true; changed; {
 		changed = false
 		for _, ug := range all {
+			for _, c := range ug.calls {
+				if callee := p.units[c.callee]; callee != nil {
+					changed = union(ug.commonReads, callee.commonReads) || changed
+					changed = union(ug.commonSets, callee.commonSets) || changed
+				}
+			}
 			if ug.svm {
 				continue
 			}
@@ -275,4 +307,57 @@ func (p *program) svmUnit(name string) *unitGen {
 		return ug
 	}
 	return nil
+}
+
+// union adds the keys of from to to, and reports whether it added any.
+func union(to, from map[string]bool) bool {
+	added := false
+	for k := range from {
+		if !to[k] {
+			to[k], added = true, true
+		}
+	}
+	return added
+}
+
+// callees are the subprograms of the build a statement calls: with CALL,
+// or in a function reference.
+func (ug *unitGen) callees(s *syntax.Stmt) []*unitGen {
+	var out []*unitGen
+	if c := action(s); c.Kind == syntax.KindCall && c.Call != nil {
+		if callee := ug.prog.units[c.Call.Name]; callee != nil {
+			out = append(out, callee)
+		}
+	}
+	for _, n := range stmtNames(s) {
+		if callee := ug.prog.units[n.Name]; callee != nil && n.Call && ug.kind(n) == functionName {
+			out = append(out, callee)
+		}
+	}
+	return out
+}
+
+// calleeCommons lists the variables, as this unit declares them, of the
+// private COMMON blocks the subprograms s calls read (or, with set,
+// assign). It reports each block this unit does not declare with the
+// callee.
+func (ug *unitGen) calleeCommons(s *syntax.Stmt, set bool, missing func(block string, callee *unitGen)) []string {
+	var out []string
+	for _, callee := range ug.callees(s) {
+		blocks := callee.commonReads
+		if set {
+			blocks = callee.commonSets
+		}
+		for _, b := range slices.Sorted(maps.Keys(blocks)) {
+			vars, ok := ug.commonVars[b]
+			if !ok {
+				missing(b, callee)
+				continue
+			}
+			for _, v := range vars {
+				out = append(out, v.Name)
+			}
+		}
+	}
+	return out
 }

@@ -97,11 +97,12 @@ module svm
     end function
 
     ! The SVM-Fortran runtime (svm_fortran.h). NUMPROC() and MYPROCSET()
-    ! keep the paper's names.
-    integer(c_int) function numproc() bind(C, name="svm_numproc")
+    ! keep the paper's names; they change nothing, so they may appear in
+    ! specification expressions (REAL W(NUMPROC())).
+    pure integer(c_int) function numproc() bind(C, name="svm_numproc")
       import :: c_int
     end function
-    integer(c_int) function myprocset() bind(C, name="svm_myprocset")
+    pure integer(c_int) function myprocset() bind(C, name="svm_myprocset")
       import :: c_int
     end function
     integer(c_int) function svm_pset_enter(positions, n) bind(C, name="svm_pset_enter")

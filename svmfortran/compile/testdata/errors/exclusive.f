@@ -25,22 +25,24 @@ C     A branch may not leave the region.
       IF (N .GT. 0) GO TO 40               ! ERROR "the branch to 40 leaves the EXCLUSIVE_REGION at line 7"
 C     The subroutine's declarations read COMMON /SIZES/ of the caller.
       CALL SIZED(A)                        ! ERROR "declare COMMON /SIZES/ here"
+C     A subroutine the master alone runs sets a COMMON block.
+      CALL SETCOM                          ! ERROR "SETCOM assigns COMMON /HIDDEN/, and here only the master runs it"
 CSVM$ EXCLUSIVE_REGION_END
    40 CONTINUE
 CSVM$ PDO (LOOPS(I))
       DO I = 1, N
          S = TOTAL(A, I)                   ! ERROR "function TOTAL runs SVM code"
-         IF (I .EQ. 5) EXIT                ! ERROR "EXIT from the parallel loop at line 31"
+         IF (I .EQ. 5) EXIT                ! ERROR "EXIT from the parallel loop at line 33"
       END DO
 CSVM$ CRITICAL
-      IF (N .EQ. 0) RETURN                 ! ERROR "RETURN inside the CRITICAL at line 35"
+      IF (N .EQ. 0) RETURN                 ! ERROR "RETURN inside the CRITICAL at line 37"
 CSVM$ CRITICAL_END
       DO K = 1, 2
-CSVM$ EXCLUSIVE_REGION                     ! ERROR "EXCLUSIVE_REGION is not closed inside the DO loop at line 38"
+CSVM$ EXCLUSIVE_REGION                     ! ERROR "EXCLUSIVE_REGION is not closed inside the DO loop at line 40"
       END DO
 CSVM$ EXCLUSIVE_REGION
       DO K = 1, 2
-CSVM$ EXCLUSIVE_REGION_END                 ! ERROR "EXCLUSIVE_REGION_END inside the DO loop at line 42, which began inside the EXCLUSIVE_REGION"
+CSVM$ EXCLUSIVE_REGION_END                 ! ERROR "EXCLUSIVE_REGION_END inside the DO loop at line 44, which began inside the EXCLUSIVE_REGION"
       END DO
       END
 
@@ -57,6 +59,11 @@ CSVM$ PDO (LOOPS(J))
       INTEGER FUNCTION LAST(L)
       INTEGER L
       LAST = L
+      END
+
+      SUBROUTINE SETCOM
+      COMMON /HIDDEN/ NH
+      NH = 1
       END
 
       SUBROUTINE SIZED(X)
@@ -121,7 +128,7 @@ C     I/O in a subroutine the build calls in replicated mode.
       SUBROUTINE SHOW(X)
       REAL*8 X(10)
 CSVM$ BARRIER
-      PRINT *, X(1)                        ! WARNING "it is called in replicated mode at testdata/errors/exclusive.f:129"
+      PRINT *, X(1)                        ! WARNING "it is called in replicated mode at testdata/errors/exclusive.f:136"
       END
 
       SUBROUTINE CALLER(X)
@@ -137,3 +144,8 @@ C     Directives of an internal procedure are not translated.
 CSVM$ BARRIER                              ! ERROR "SVM directive in a procedure after CONTAINS"
       END SUBROUTINE
       END
+
+      MODULE M
+      REAL*8 Z(10)
+CSVM$ SHARED:: Z                           ! ERROR "SVM directive in MODULE M"
+      END MODULE

@@ -5,9 +5,11 @@ C     The master sets, in an exclusive region, a scale factor, a loop
 C     bound, a private table of coefficients and a private COMMON
 C     block; the parallel loops in the region read them (the issue's
 C     first example: SCALE), and a subroutine it calls reads the COMMON
-C     block in its own parallel loop. After the region, replicated code
-C     uses what the master set: the bound of a parallel loop, a sum.
-C     Replicated code sets other values the same on every processor.
+C     block in its own parallel loop. It also calls TUNING, which sets
+C     another COMMON block that GAIN, called in a parallel loop, reads.
+C     After the region, replicated code uses what the master set: the
+C     bound of a parallel loop, a sum, GAIN's COMMON block. Replicated
+C     code sets other values the same on every processor.
 C     Integer-valued REAL*8 data: exact output.
       PROGRAM PARAMS
       IMPLICIT NONE
@@ -20,6 +22,9 @@ CSVM$ SHARED:: W, V, SUMW
       INTEGER NSTEP
       REAL*8 SHIFT
       COMMON /SETUP/ SHIFT, NSTEP
+      INTEGER NGAIN
+      COMMON /TUNE/ NGAIN
+      REAL*8 GAIN
 
 C     Replicated: every processor computes the same NY.
       NY = NMAX / 4
@@ -48,6 +53,11 @@ CSVM$ PDO (LOOPS(K), STRATEGY(CYCLIC(7)))
          V(K) = W(K) - OFFSET
    30 CONTINUE
       CALL SHIFTED(V, NMAX)
+      CALL TUNING(5)
+CSVM$ PDO (LOOPS(K), STRATEGY(CYCLIC))
+      DO K = 1, NMAX
+         V(K) = V(K) + GAIN(K)
+      END DO
       SUMW = 0
       DO K = 1, NMAX
          SUMW = SUMW + W(K) + V(K)
@@ -60,7 +70,7 @@ C     Replicated again: NX, OFFSET and COEF are the master's everywhere.
 CSVM$ BARRIER
 CSVM$ PDO (LOOPS(J), STRATEGY(DYNAMIC(50)))
       DO J = 1, NX
-         PART = W(J) + OFFSET + COEF(5)
+         PART = W(J) + OFFSET + COEF(5) + GAIN(J)
 CSVM$ CRITICAL
          SUMW = SUMW + PART
 CSVM$ CRITICAL_END
@@ -88,4 +98,22 @@ CSVM$ PDO (LOOPS(K))
             V(K) = V(K) + SHIFT
          END DO
       END DO
+      END
+
+C     TUNING and GAIN: a private COMMON block set by one subroutine and read
+C     by a function, neither of which has a directive.
+      SUBROUTINE TUNING(N)
+      IMPLICIT NONE
+      INTEGER N
+      INTEGER NGAIN
+      COMMON /TUNE/ NGAIN
+      NGAIN = N
+      END
+
+      REAL*8 FUNCTION GAIN(K)
+      IMPLICIT NONE
+      INTEGER K
+      INTEGER NGAIN
+      COMMON /TUNE/ NGAIN
+      GAIN = MOD(K, NGAIN)
       END
