@@ -538,7 +538,10 @@ func (ug *unitGen) directive(e *emitter, n *node, cx ctx) {
 			call = "svm_page_unlock"
 		}
 		for _, x := range d.Vars {
-			v := ug.sharedByName[strings.ToUpper(x.Text)]
+			var v *sharedVar
+			if len(x.Names) == 1 && x.Names[0].Off == 0 && len(x.Names[0].Name) == len(x.Text) {
+				v = ug.sharedByName[x.Names[0].Name]
+			}
 			if v == nil {
 				ug.errorf(x.Pos, "%s(%s): page locks take whole shared variables, and %s is not one (SHARED:: %s)", d.Kind, x.Text, x.Text, x.Text)
 				continue

@@ -5,6 +5,14 @@
 // unchanged, with line markers so that gfortran's messages and gdb point at
 // the original source.
 //
+// It works in three steps: each unit is analysed (its declarations, the
+// tree of its executable part: tree.go), then the program (which
+// subprograms run SVM code, how the build calls each: program.go), then
+// each unit is written, construct by construct, with the dispatch code of
+// exclusive mode (body.go, dispatch.go, directives.go). It never compiles
+// a program into one that prints another answer than the sequential
+// program without saying so: what it cannot make right is an error.
+//
 // The language is docs/svm-fortran.md. The driver (svmf build) reads the
 // files, calls Compile and runs gfortran on what it returns.
 package compile

@@ -487,86 +487,103 @@ func (ug *unitGen) inlineSchedule(plan *pdoPlan) (head, tail []fstmt) {
 // runtimeSchedule is the code of ON_HOME, DYNAMIC and SEMI_DYNAMIC loops:
 // their boxes come from the runtime.
 func (ug *unitGen) runtimeSchedule(plan *pdoPlan) ([]fstmt, bool) {
-	s, p := plan.s, plan.p
-	dos := plan.dos
-	// order lists the loops by runtime dimension.
-	order := make([]int, len(dos))
-	var strategy, extra string
-	switch p.Strategy {
-	case syntax.StratOnHome:
-		t := ug.template(s.Pos, p.Template)
-		if t == nil {
-			return nil, false
-		}
-		if !t.distributed {
-			ug.errorf(s.Pos, "ON_HOME on template %s, which is not distributed before this loop", t.name)
-			return nil, false
-		}
-		if len(p.Subscripts) != len(t.decl.Dims) {
-			ug.errorf(s.Pos, "ON_HOME(%s(...)) has %d subscripts; template %s has rank %d", t.name, len(p.Subscripts), t.name, len(t.decl.Dims))
-			return nil, false
-		}
-		if len(p.Subscripts) != len(dos) {
-			ug.errorf(s.Pos, "ON_HOME(%s(...)) has %d subscripts for %d LOOPS indices: each index appears in one subscript", t.name, len(p.Subscripts), len(dos))
-			return nil, false
-		}
-		offsets := make([]string, len(dos))
-		seen := map[string]bool{}
-		for k, x := range p.Subscripts {
-			v, off, ok := subscript(x)
-			j := slices.IndexFunc(dos, func(d *node) bool { return d.stmt.Do.Var == v })
-			if !ok || j < 0 {
-				ug.errorf(x.Pos, "ON_HOME subscript %s: write a LOOPS index plus or minus a constant (I, I+1, J-2)", x.Text)
-				return nil, false
-			}
-			if seen[v] {
-				ug.errorf(x.Pos, "ON_HOME names loop index %s twice", v)
-				return nil, false
-			}
-			seen[v] = true
-			offsets[k], order[k] = off, j
-		}
-		strategy, extra = "svm_sched_on_home", fmt.Sprintf(", t=%s, offsets=%s", t.handle, list(offsets))
-	case syntax.StratDynamic, syntax.StratSemiDynamic:
-		// Chunks of the outermost loop; the inner LOOPS run whole, as
-		// written (their bounds may depend on the outer index).
-		order = order[:1]
-		strategy = "svm_sched_dynamic"
-		if p.Chunk.Text != "" {
-			extra = ", chunk=" + paren(p.Chunk.Text)
-		}
-		if p.Strategy == syntax.StratSemiDynamic {
-			t := ug.template(s.Pos, p.Template)
-			if t == nil {
-				return nil, false
-			}
-			if len(t.decl.Dims) != 1 {
-				ug.errorf(s.Pos, "SEMI_DYNAMIC records the schedule of the outermost loop in a rank-1 template; %s has rank %d", t.name, len(t.decl.Dims))
-				return nil, false
-			}
-			strategy = "svm_sched_semi_dynamic"
-			extra += ", t=" + t.handle
-		}
-	default:
-		ug.errorf(s.Pos, "unknown loop strategy")
+	sc, ok := ug.checkRuntimeSchedule(plan)
+	if !ok {
 		return nil, false
 	}
 	var lo, hi []string
-	for _, j := range order {
-		d := dos[j].stmt.Do
+	for _, j := range sc.order {
+		d := plan.dos[j].stmt.Do
 		lo, hi = append(lo, paren(d.Lo.Text)), append(hi, paren(d.Hi.Text))
 	}
 	h := ug.intVar("svm_h")
 	bl := ug.variable("svm_lo", "integer svm_lo(7)")
 	bh := ug.variable("svm_hi", "integer svm_hi(7)")
-	ug.use("svm_loop_begin", "svm_loop_next", strategy)
-	for k, j := range order {
+	ug.use("svm_loop_begin", "svm_loop_next", sc.strategy)
+	for k, j := range sc.order {
 		plan.lo[j], plan.hi[j] = fmt.Sprintf("%s(%d)", bl, k+1), fmt.Sprintf("%s(%d)", bh, k+1)
 	}
 	return []fstmt{
-		assign(h, fmt.Sprintf("svm_loop_begin(%s, %s, %s%s)", strategy, list(lo), list(hi), extra)),
-		simple{text: fmt.Sprintf("do while (svm_loop_next(%s, %s(1:%d), %s(1:%d)))", h, bl, len(order), bh, len(order))},
+		assign(h, fmt.Sprintf("svm_loop_begin(%s, %s, %s%s)", sc.strategy, list(lo), list(hi), sc.args)),
+		simple{text: fmt.Sprintf("do while (svm_loop_next(%s, %s(1:%d), %s(1:%d)))", h, bl, len(sc.order), bh, len(sc.order))},
 	}, true
+}
+
+// loopSchedule is a checked schedule from the runtime: its strategy,
+// the optional arguments of svm_loop_begin, and the loops it schedules
+// (indices into the plan's), by runtime dimension.
+type loopSchedule struct {
+	strategy, args string
+	order          []int
+}
+
+func (ug *unitGen) checkRuntimeSchedule(plan *pdoPlan) (loopSchedule, bool) {
+	s, p := plan.s, plan.p
+	switch p.Strategy {
+	case syntax.StratOnHome:
+		return ug.checkOnHome(plan)
+	case syntax.StratDynamic, syntax.StratSemiDynamic:
+		// Chunks of the outermost loop; the inner LOOPS run whole, as
+		// written (their bounds may depend on the outer index).
+		sc := loopSchedule{strategy: "svm_sched_dynamic", order: []int{0}}
+		if p.Chunk.Text != "" {
+			sc.args = ", chunk=" + paren(p.Chunk.Text)
+		}
+		if p.Strategy == syntax.StratDynamic {
+			return sc, true
+		}
+		t := ug.template(s.Pos, p.Template)
+		if t == nil {
+			return sc, false
+		}
+		if len(t.decl.Dims) != 1 {
+			ug.errorf(s.Pos, "SEMI_DYNAMIC records the schedule of the outermost loop in a rank-1 template; %s has rank %d", t.name, len(t.decl.Dims))
+			return sc, false
+		}
+		sc.strategy, sc.args = "svm_sched_semi_dynamic", sc.args+", t="+t.handle
+		return sc, true
+	}
+	ug.errorf(s.Pos, "unknown loop strategy")
+	return loopSchedule{}, false
+}
+
+// checkOnHome checks an ON_HOME schedule: every LOOPS index in one
+// subscript of a distributed template, plus or minus a constant.
+func (ug *unitGen) checkOnHome(plan *pdoPlan) (loopSchedule, bool) {
+	s, p, dos := plan.s, plan.p, plan.dos
+	sc := loopSchedule{strategy: "svm_sched_on_home", order: make([]int, len(dos))}
+	t := ug.template(s.Pos, p.Template)
+	switch {
+	case t == nil:
+		return sc, false
+	case !t.distributed:
+		ug.errorf(s.Pos, "ON_HOME on template %s, which is not distributed before this loop", t.name)
+		return sc, false
+	case len(p.Subscripts) != len(t.decl.Dims):
+		ug.errorf(s.Pos, "ON_HOME(%s(...)) has %d subscripts; template %s has rank %d", t.name, len(p.Subscripts), t.name, len(t.decl.Dims))
+		return sc, false
+	case len(p.Subscripts) != len(dos):
+		ug.errorf(s.Pos, "ON_HOME(%s(...)) has %d subscripts for %d LOOPS indices: each index appears in one subscript", t.name, len(p.Subscripts), len(dos))
+		return sc, false
+	}
+	offsets := make([]string, len(dos))
+	seen := map[string]bool{}
+	for k, x := range p.Subscripts {
+		v, off, ok := subscript(x)
+		j := slices.IndexFunc(dos, func(d *node) bool { return d.stmt.Do.Var == v })
+		if !ok || j < 0 {
+			ug.errorf(x.Pos, "ON_HOME subscript %s: write a LOOPS index plus or minus a constant (I, I+1, J-2)", x.Text)
+			return sc, false
+		}
+		if seen[v] {
+			ug.errorf(x.Pos, "ON_HOME names loop index %s twice", v)
+			return sc, false
+		}
+		seen[v] = true
+		offsets[k], sc.order[k] = off, j
+	}
+	sc.args = fmt.Sprintf(", t=%s, offsets=%s", t.handle, list(offsets))
+	return sc, true
 }
 
 // subscript reads an ON_HOME subscript: an index, plus or minus an integer

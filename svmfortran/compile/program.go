@@ -75,25 +75,6 @@ type callSite struct {
 
 // facts reads what the program's analysis needs from the unit.
 func (ug *unitGen) facts() {
-	ug.entryCommons = map[string][]string{}
-	ug.commonReads, ug.commonSets = map[string]bool{}, map[string]bool{}
-	for _, s := range ug.stmts[ug.firstExec:] {
-		for _, n := range stmtNames(s) {
-			if b := ug.commonOf[n.Name]; b != "" {
-				ug.commonReads[b] = true
-			}
-		}
-		for _, name := range assignedBy(s) {
-			if b := ug.commonOf[name]; b != "" {
-				ug.commonSets[b] = true
-			}
-		}
-	}
-	ug.walkModes(ug.tree, ug.topMode(), func(s *syntax.Stmt, m mode) {
-		if m == exclusive || m == dynamic {
-			ug.noteAssigned(s)
-		}
-	})
 	for _, s := range ug.stmts {
 		if s.Kind == syntax.KindDirective {
 			ug.directives = true
@@ -110,6 +91,9 @@ func (ug *unitGen) facts() {
 		}
 	}
 	ug.walkModes(ug.tree, ug.topMode(), func(s *syntax.Stmt, m mode) {
+		if m == exclusive || m == dynamic {
+			ug.noteAssigned(s)
+		}
 		if c := action(s); c.Kind == syntax.KindCall && c.Call != nil {
 			ug.calls = append(ug.calls, callSite{callee: c.Call.Name, pos: s.Pos, mode: m})
 		}
@@ -119,19 +103,46 @@ func (ug *unitGen) facts() {
 			}
 		}
 	})
+	ug.commonFacts()
+	ug.argumentFacts()
+}
+
+// commonFacts finds the private COMMON blocks the unit's code reads and
+// assigns.
+func (ug *unitGen) commonFacts() {
+	ug.commonReads, ug.commonSets = map[string]bool{}, map[string]bool{}
+	for _, s := range ug.stmts[ug.firstExec:] {
+		for _, n := range stmtNames(s) {
+			if b := ug.commonOf[n.Name]; b != "" {
+				ug.commonReads[b] = true
+			}
+		}
+		for _, name := range assignedBy(s) {
+			if b := ug.commonOf[name]; b != "" {
+				ug.commonSets[b] = true
+			}
+		}
+	}
+}
+
+// argumentFacts finds the dummy arguments (and COMMON variables) the
+// unit's declarations read, and the dummy arguments the code the others
+// join reads: what a caller in exclusive mode must send.
+func (ug *unitGen) argumentFacts() {
 	walk(ug.tree, func(n *node) bool {
 		if !ug.joined(n) {
 			return true
 		}
-		var names []syntax.Name
-		statements([]*node{n}, func(s *syntax.Stmt) { names = append(names, stmtNames(s)...) })
-		for _, name := range names {
-			if k, ok := ug.dummies[name.Name]; ok && !slices.Contains(ug.joinedArgs, k) {
-				ug.joinedArgs = append(ug.joinedArgs, k)
+		statements([]*node{n}, func(s *syntax.Stmt) {
+			for _, name := range stmtNames(s) {
+				if k, ok := ug.dummies[name.Name]; ok && !slices.Contains(ug.joinedArgs, k) {
+					ug.joinedArgs = append(ug.joinedArgs, k)
+				}
 			}
-		}
+		})
 		return false
 	})
+	ug.entryCommons = map[string][]string{}
 	for _, n := range ug.entryNames() {
 		if k, ok := ug.dummies[n.Name]; ok && !slices.Contains(ug.entryArgs, k) {
 			ug.entryArgs = append(ug.entryArgs, k)
@@ -214,7 +225,8 @@ func (ug *unitGen) entryNames() []syntax.Name {
 	return slices.DeleteFunc(out, func(n syntax.Name) bool { return ug.kind(n) != variableName })
 }
 
-// analyse finds the units that run SVM code and how the build calls each.
+// analyse finds the units that run SVM code, the private COMMON blocks
+// each reads and sets, and how the build calls each.
 func (p *program) analyse(files []*fileGen) {
 	var all []*unitGen
 	for _, g := range files {
@@ -225,41 +237,55 @@ func (p *program) analyse(files []*fileGen) {
 			}
 		}
 	}
+	p.propagate(all)
+	p.callModes(all)
+}
+
+// propagate marks the units that run SVM code — those with directives
+// (and a main program that refers to NUMPROC or MYPROCSET: it joins the
+// job), and those that call one — and adds to each unit's COMMON blocks
+// those of the units it calls.
+func (p *program) propagate(all []*unitGen) {
 	shared := map[string]bool{} // COMMON blocks a unit shares: they are no one's private data
 	for _, ug := range all {
 		for _, b := range ug.sharedCommons {
 			shared[b] = true
 		}
 	}
-	called := map[*unitGen]bool{}
 	for _, ug := range all {
-		// The main program joins the job for NUMPROC and MYPROCSET too.
 		ug.svm = ug.directives || ug.u.Kind == syntax.MainProgram && ug.intrinsicRefs
 		maps.DeleteFunc(ug.commonReads, func(b string, _ bool) bool { return shared[b] })
 		maps.DeleteFunc(ug.commonSets, func(b string, _ bool) bool { return shared[b] })
-		for _, c := range ug.calls {
-			if callee := p.units[c.callee]; callee != nil {
-				called[callee] = true
-			}
-		}
 	}
 	for changed := true; changed; {
 		changed = false
 		for _, ug := range all {
 			for _, c := range ug.calls {
-				if callee := p.units[c.callee]; callee != nil {
-					changed = union(ug.commonReads, callee.commonReads) || changed
-					changed = union(ug.commonSets, callee.commonSets) || changed
+				callee := p.units[c.callee]
+				if callee == nil {
+					continue
 				}
-			}
-			if ug.svm {
-				continue
-			}
-			for _, c := range ug.calls {
-				if callee := p.units[c.callee]; callee != nil && callee.svm {
+				changed = union(ug.commonReads, callee.commonReads) || changed
+				changed = union(ug.commonSets, callee.commonSets) || changed
+				if callee.svm && !ug.svm {
 					ug.svm, changed = true, true
-					break
 				}
+			}
+		}
+	}
+}
+
+// callModes finds how the build calls each unit: a call in replicated code
+// or a parallel loop calls in replicated mode, one in exclusive code in
+// exclusive mode, one in a subprogram's own code in the modes that
+// subprogram is called in. A subprogram the build does not call may be
+// called either way.
+func (p *program) callModes(all []*unitGen) {
+	called := map[*unitGen]bool{}
+	for _, ug := range all {
+		for _, c := range ug.calls {
+			if callee := p.units[c.callee]; callee != nil {
+				called[callee] = true
 			}
 		}
 	}
@@ -279,15 +305,8 @@ func (p *program) analyse(files []*fileGen) {
 				if callee == nil || !called[callee] {
 					continue
 				}
-				var m callModes
-				switch c.mode {
-				case replicated, parallel:
-					m = calledReplicated
-				case exclusive:
-					m = calledExclusive
-				case dynamic:
-					m = ug.modes
-				}
+				m := map[mode]callModes{replicated: calledReplicated, parallel: calledReplicated,
+					exclusive: calledExclusive, dynamic: ug.modes}[c.mode]
 				if m&calledReplicated != 0 && callee.replicatedAt == (syntax.Pos{}) {
 					callee.replicatedAt = c.pos
 				}

@@ -48,7 +48,7 @@ func newSymbols(u *syntax.Unit) *symbols {
 		stmtFuncs: map[string]*syntax.Stmt{}, assigned: map[string]bool{},
 	}
 	for k, a := range u.Args {
-		sy.dummies[strings.ToUpper(a)] = k
+		sy.dummies[a] = k
 	}
 	return sy
 }
