@@ -374,9 +374,9 @@ func (ug *unitGen) exclusiveRegion(e *emitter, n *node, cx ctx) {
 	ug.skip(e, s)
 	switch cx.mode {
 	case exclusive:
-		ug.errorf(s.Pos, "EXCLUSIVE_REGION inside an exclusive region")
+		ug.errorf(s.Pos, "EXCLUSIVE_REGION inside an exclusive region: the master runs this code alone already; leave the directive out")
 	case parallel:
-		ug.errorf(s.Pos, "EXCLUSIVE_REGION inside a parallel loop")
+		ug.errorf(s.Pos, "EXCLUSIVE_REGION inside a parallel loop: the processors run different iterations; use a CRITICAL section, or end the loop first")
 	}
 	if cx.mode == exclusive || cx.mode == parallel {
 		ug.nodes(e, n.body, cx)
@@ -478,7 +478,7 @@ func (ug *unitGen) replicatedRegion(e *emitter, n *node, cx ctx) {
 	s := n.stmt
 	ug.skip(e, s)
 	if cx.mode == parallel {
-		ug.errorf(s.Pos, "REPLICATED_REGION inside a parallel loop")
+		ug.errorf(s.Pos, "REPLICATED_REGION inside a parallel loop: every processor runs the loop's body already; leave the directive out")
 	}
 	_, after := ug.resume(e, s.Pos, cx, 0, ug.values(s.Pos, describe(s), ug.reads(n.body)))
 	inner := ctx{mode: replicated, block: cx.block}
@@ -692,7 +692,7 @@ func (ug *unitGen) returnStmt(n *node, cx ctx) []fstmt {
 	s := action(n.stmt)
 	switch c := ug.construct(n); {
 	case cx.mode == parallel:
-		ug.errorf(s.Pos, "RETURN inside a parallel loop")
+		ug.errorf(s.Pos, "RETURN inside a parallel loop: the other processors run the loop's other iterations; leave the loop first")
 	case c != nil && c.kind == criticalNode, c != nil && c.kind == psectionNode:
 		ug.errorf(s.Pos, "RETURN inside %s: end it first", describe(c.stmt))
 	}

@@ -287,7 +287,7 @@ func (ug *unitGen) psection(e *emitter, n *node, cx ctx) {
 	s := n.stmt
 	ug.skip(e, s)
 	if cx.mode == parallel {
-		ug.errorf(s.Pos, "PSECTION inside a parallel loop")
+		ug.errorf(s.Pos, "PSECTION inside a parallel loop: the processors run different iterations; put the loop inside the sections instead")
 	}
 	sizes := ug.sectionSizes(n)
 	label, after := ug.resume(e, s.Pos, cx, 0, ug.values(s.Pos, describe(s), ug.reads([]*node{n})))

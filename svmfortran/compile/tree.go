@@ -207,7 +207,10 @@ func (b *treeBuilder) misplaced(s *syntax.Stmt, n *node) {
 		if !closes(s, outer.kind) {
 			continue
 		}
-		if s.Kind == syntax.KindDirective && s.Dir.Kind != syntax.DirSection {
+		switch {
+		case s.Kind == syntax.KindElseIf, s.Kind == syntax.KindElse, s.Kind == syntax.KindCase,
+			s.Kind == syntax.KindDirective && s.Dir.Kind == syntax.DirSection:
+		default:
 			outer.closed = true // reported here, not again as unclosed
 		}
 		if s.Kind == syntax.KindDirective && s.Dir.Kind == syntax.DirSection {
