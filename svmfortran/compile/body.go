@@ -218,7 +218,7 @@ func (ug *unitGen) dispatchingBlock(e *emitter, n *node, cx ctx) {
 	for _, x := range heads {
 		names = append(names, x.Names...)
 	}
-	label, after := ug.resume(e, s.Pos, cx, s.Label, ug.values(s.Pos, describe(s), ug.readNames(names)))
+	label, after := ug.resume(e, s.Pos, cx, s.Label, ug.values(n, s.Pos, describe(s), ug.readNames(names)))
 	if n.kind == doNode {
 		ug.dispatchingDo(e, n, cx, label)
 	} else {
@@ -271,7 +271,7 @@ func (ug *unitGen) dispatchingDo(e *emitter, n *node, cx ctx, label int) {
 	}
 	var cond []*sendVar
 	if d.While {
-		cond = ug.values(s.Pos, describe(s), ug.readNames(d.Cond.Names))
+		cond = ug.values(n, s.Pos, describe(s), ug.readNames(d.Cond.Names))
 	}
 	master := ug.send(inner, codeEnd, cond)
 	master[0] = labelled(cycle, master[0])
@@ -401,7 +401,7 @@ func (ug *unitGen) exclusiveRegion(e *emitter, n *node, cx ctx) {
 		end = n.end
 		ug.skip(e, end)
 	}
-	values := ug.values(end.Pos, "code after the EXCLUSIVE_REGION at line "+strconv.Itoa(s.Pos.Line), ug.liveOut(n))
+	values := ug.values(n, end.Pos, "code after the EXCLUSIVE_REGION at line "+strconv.Itoa(s.Pos.Line), ug.liveOut(n))
 	resume := ug.label()
 	code := ug.to(cx.block, resume)
 	ug.use("svm_dispatch_send")
@@ -480,7 +480,7 @@ func (ug *unitGen) replicatedRegion(e *emitter, n *node, cx ctx) {
 	if cx.mode == parallel {
 		ug.errorf(s.Pos, "REPLICATED_REGION inside a parallel loop: every processor runs the loop's body already; leave the directive out")
 	}
-	_, after := ug.resume(e, s.Pos, cx, 0, ug.values(s.Pos, describe(s), ug.reads(n.body)))
+	_, after := ug.resume(e, s.Pos, cx, 0, ug.values(n, s.Pos, describe(s), ug.reads(n.body)))
 	inner := ctx{mode: replicated, block: cx.block}
 	if cx.exclusive() {
 		inner.block = cx.wait
@@ -554,7 +554,7 @@ func (ug *unitGen) directive(e *emitter, n *node, cx ctx) {
 			ug.errorf(s.Pos, "%s inside a parallel loop: every processor of the set must carry it out", d.Kind)
 			return
 		}
-		label, after := ug.resume(e, s.Pos, cx, 0, ug.values(s.Pos, describe(s), ug.readNames(directiveNames(d))))
+		label, after := ug.resume(e, s.Pos, cx, 0, ug.values(n, s.Pos, describe(s), ug.readNames(directiveNames(d))))
 		code := ug.templateOp(s)
 		if len(code) > 0 {
 			code[0] = labelled(label, code[0])
@@ -598,7 +598,7 @@ func (ug *unitGen) statement(e *emitter, n *node, cx ctx) {
 		}
 	case syntax.KindCall:
 		if callee := ug.coordinated(s); callee != nil && cx.mode != replicated {
-			ug.call(e, s, callee, cx)
+			ug.call(e, n, callee, cx)
 			return
 		}
 	}
@@ -700,7 +700,7 @@ func (ug *unitGen) returnStmt(n *node, cx ctx) []fstmt {
 	if cx.exclusive() {
 		var values []*sendVar
 		if region := ug.region(n); region != nil {
-			values = ug.values(s.Pos, "the caller", ug.liveOut(region))
+			values = ug.values(n, s.Pos, "the caller", ug.liveOut(region))
 		}
 		if len(values) > 0 {
 			// The others take the values on their way out.
@@ -737,7 +737,8 @@ func (ug *unitGen) region(n *node) *node {
 // the others wait in its dispatcher). Inside a parallel loop, each
 // processor calls it in a processor set of its own (the paper's
 // non-coordinated call).
-func (ug *unitGen) call(e *emitter, s *syntax.Stmt, callee *unitGen, cx ctx) {
+func (ug *unitGen) call(e *emitter, n *node, callee *unitGen, cx ctx) {
+	s := n.stmt
 	ug.skip(e, s)
 	text := simple{text: strings.TrimSpace(s.Text)}
 	if cx.mode == parallel {
@@ -747,7 +748,7 @@ func (ug *unitGen) call(e *emitter, s *syntax.Stmt, callee *unitGen, cx ctx) {
 			text, callf("svm_pset_leave"))
 		return
 	}
-	label, after := ug.resume(e, s.Pos, cx, s.Label, ug.values(s.Pos, "CALL "+s.Call.Name, ug.argumentReads(s, callee)))
+	label, after := ug.resume(e, s.Pos, cx, s.Label, ug.values(n, s.Pos, "CALL "+s.Call.Name, ug.argumentReads(s, callee)))
 	flag := ".true."
 	if cx.mode == dynamic {
 		flag = "svm_xmode"

@@ -290,7 +290,7 @@ func (ug *unitGen) psection(e *emitter, n *node, cx ctx) {
 		ug.errorf(s.Pos, "PSECTION inside a parallel loop: the processors run different iterations; put the loop inside the sections instead")
 	}
 	sizes := ug.sectionSizes(n)
-	label, after := ug.resume(e, s.Pos, cx, 0, ug.values(s.Pos, describe(s), ug.reads([]*node{n})))
+	label, after := ug.resume(e, s.Pos, cx, 0, ug.values(n, s.Pos, describe(s), ug.reads([]*node{n})))
 	ug.sectionDepth++
 	defer func() { ug.sectionDepth-- }()
 	sel := ug.intVar("svm_s" + strconv.Itoa(ug.sectionDepth))
@@ -412,7 +412,7 @@ func (ug *unitGen) pdo(e *emitter, n *node, cx ctx) {
 		ug.nodes(e, n.body, ctx{mode: parallel})
 		return
 	}
-	label, after := ug.resume(e, s.Pos, cx, 0, ug.values(s.Pos, describe(s), ug.reads([]*node{n})))
+	label, after := ug.resume(e, s.Pos, cx, 0, ug.values(n, s.Pos, describe(s), ug.reads([]*node{n})))
 	head[0] = labelled(label, head[0])
 	e.gen(s.Pos, head...)
 	ug.nest(e, plan, 0)

@@ -98,39 +98,44 @@ func (ug *unitGen) to(sc *scope, label int) int {
 	return code
 }
 
-// closeScope writes sc's dispatcher, if anything goes there: the master
-// jumps over it to the scope's end.
+// closeScope writes sc's dispatcher, if anything goes there, and for the
+// unit's scope the tail: the master jumps over them to the scope's end.
 func (ug *unitGen) closeScope(e *emitter, sc *scope, pos syntax.Pos) {
-	if sc.waitLabel == 0 {
+	var tail []fstmt
+	if sc == ug.top {
+		tail = ug.tail
+	}
+	if sc.waitLabel == 0 && len(tail) == 0 {
 		if sc.endLabel != 0 {
 			e.gen(pos, continueAt(sc.endLabel))
 		}
 		return
 	}
-	ug.use("svm_dispatch_recv")
 	end := ug.end(sc)
-	var cases []caseArm
-	arm := func(code, label int) caseArm { return caseArm{strconv.Itoa(code), []fstmt{gotoLabel(label)}} }
-	if sc.ends {
-		cases = append(cases, arm(codeEnd, end))
-	}
-	if sc.returns {
-		cases = append(cases, arm(codeReturn, ug.end(ug.top)))
-	}
-	if sc.stops {
-		cases = append(cases, arm(codeStop, ug.stop()))
-	}
-	for _, t := range sc.targets {
-		cases = append(cases, arm(t.code, t.label))
-	}
-	e.gen(pos,
-		gotoLabel(end),
-		selectBlock{label: sc.waitLabel, selector: "svm_dispatch_recv()", cases: cases,
+	out := []fstmt{gotoLabel(end)}
+	if sc.waitLabel != 0 {
+		ug.use("svm_dispatch_recv")
+		var cases []caseArm
+		arm := func(code, label int) caseArm { return caseArm{strconv.Itoa(code), []fstmt{gotoLabel(label)}} }
+		if sc.ends {
+			cases = append(cases, arm(codeEnd, end))
+		}
+		if sc.returns {
+			cases = append(cases, arm(codeReturn, ug.end(ug.top)))
+		}
+		if sc.stops {
+			cases = append(cases, arm(codeStop, ug.stop()))
+		}
+		for _, t := range sc.targets {
+			cases = append(cases, arm(t.code, t.label))
+		}
+		out = append(out, selectBlock{label: sc.waitLabel, selector: "svm_dispatch_recv()", cases: cases,
 			def: []fstmt{stmtf("error stop 'svm: unknown continuation code in exclusive mode'")}})
-	if sc == ug.top {
-		e.gen(pos, ug.tail...)
 	}
-	e.gen(pos, continueAt(end))
+	if sc == ug.top {
+		out = append(out, ug.tail...) // the dispatcher may have added to it
+	}
+	e.gen(pos, append(out, continueAt(end))...)
 }
 
 // stop is the label of the others' STOP, written after the unit's
@@ -252,11 +257,18 @@ func (ug *unitGen) resume(e *emitter, pos syntax.Pos, cx ctx, label int, values 
 }
 
 // values returns the private variables among names whose master's values
-// the others need, each once, in order; what names the construct that
-// reads them, for the error on a variable that cannot be sent.
-func (ug *unitGen) values(pos syntax.Pos, what string, names []string) []*sendVar {
+// the others need at node at, each once, in order; what names the
+// construct that reads them, for the error on a variable that cannot be
+// sent. The variables of the DO loops around at that the others follow
+// the master through are theirs already.
+func (ug *unitGen) values(at *node, pos syntax.Pos, what string, names []string) []*sendVar {
 	var out []*sendVar
 	seen := map[string]bool{}
+	for p := at.parent; p != nil; p = p.parent {
+		if p.kind == doNode && p.dispatching {
+			seen[p.stmt.Do.Var] = true
+		}
+	}
 	for _, name := range names {
 		if seen[name] || ug.sharedByName[name] != nil || !ug.mustSend(name) {
 			continue
