@@ -233,7 +233,9 @@ func (ug *unitGen) dispatchingBlock(e *emitter, n *node, cx ctx) {
 func (ug *unitGen) checkHeads(n *node, heads []syntax.Expr) {
 	for _, x := range heads {
 		for _, name := range x.Names {
-			if name.Call && ug.kind(name) == functionName {
+			// (An array of a module the build does not compile looks like
+			// a function.)
+			if name.Call && ug.kind(name) == functionName && !ug.fromModule(name.Name) {
 				ug.errorf(x.Pos, "the other processors follow the master into %s (it holds a construct they join) and evaluate its %s with the master's values, but it calls %s, which may read what they lack: assign the value to a variable before it", describe(n.stmt), headName(n), name.Name)
 			}
 		}
@@ -418,9 +420,9 @@ func (ug *unitGen) exclusiveRegion(e *emitter, n *node, cx ctx) {
 
 // liveOut lists the variables the master may set in the exclusive region n
 // (outside the constructs in it that every processor runs) that code
-// outside it reads: used elsewhere in the unit, or seen by the
-// caller or later calls (dummy arguments, COMMON, SAVEd variables, the
-// function's result).
+// outside it reads: used elsewhere in the unit, or seen by the caller or
+// later calls (dummy arguments, COMMON and module variables, SAVEd
+// variables, the function's result).
 func (ug *unitGen) liveOut(n *node) []string {
 	inside := ug.countMentions(n.body)
 	var out []string
@@ -430,8 +432,8 @@ func (ug *unitGen) liveOut(n *node) []string {
 		}
 		for _, name := range append(assignedBy(s), ug.calleeCommons(s, true, func(string, *unitGen) {})...) {
 			_, dummy := ug.dummies[name]
-			if ug.mentions[name] > inside[name] || dummy || ug.commonOf[name] != "" || ug.saved[name] ||
-				ug.initialised[name] || ug.u.Kind == syntax.Function && name == ug.u.Name {
+			if ug.mentions[name] > inside[name] || dummy || ug.commonOf[name] != "" || ug.fromModule(name) ||
+				ug.saved[name] || ug.initialised[name] || ug.u.Kind == syntax.Function && name == ug.u.Name {
 				out = append(out, name)
 			}
 		}

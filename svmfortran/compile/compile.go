@@ -74,11 +74,17 @@ func Compile(sources []Source, opts Options) ([]Output, []syntax.Diagnostic) {
 		diags = append(diags, ds...)
 		files = append(files, f)
 	}
-	prog := &program{units: map[string]*unitGen{}}
+	prog := &program{units: map[string]*unitGen{}, modules: map[string]*unitGen{}}
 	var gens []*fileGen
 	for _, f := range files {
 		gens = append(gens, newFileGen(f, prog))
 	}
+	for _, g := range gens {
+		for _, ug := range g.units {
+			ug.collect()
+		}
+	}
+	prog.importModules(gens)
 	for _, g := range gens {
 		for _, ug := range g.units {
 			ug.analyse()

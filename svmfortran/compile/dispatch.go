@@ -285,8 +285,8 @@ func (ug *unitGen) values(at *node, pos syntax.Pos, what string, names []string)
 
 // reads lists the variables the statements of nodes read (and may read
 // before they assign), with the variables the statement functions they
-// call read and the COMMON variables the subprograms they call read; the
-// DO variables of their own loops are not among them.
+// call read and the COMMON and module variables the subprograms they call
+// read; the DO variables of their own loops are not among them.
 func (ug *unitGen) reads(nodes []*node) []string {
 	var out []string
 	own := map[string]bool{}
@@ -300,6 +300,7 @@ func (ug *unitGen) reads(nodes []*node) []string {
 		// What the subprograms it calls read of the COMMON blocks it
 		// declares; those it does not declare the master did not set.
 		out = append(out, ug.calleeCommons(s, false, func(string, *unitGen) {})...)
+		out = append(out, ug.calleeModuleReads(s)...)
 	})
 	return slices.DeleteFunc(out, func(n string) bool { return own[n] })
 }

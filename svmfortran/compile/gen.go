@@ -175,13 +175,12 @@ func (ug *unitGen) label() int {
 	return ug.nextLabel
 }
 
-// analyse reads the unit: its declarations, the tree of its executable
-// part and the facts the program's analysis needs.
+// analyse reads the unit's executable part: its tree and the facts the
+// program's analysis needs; collect has read its declarations.
 func (ug *unitGen) analyse() {
 	if len(ug.stmts) == 0 {
 		return
 	}
-	ug.collect()
 	ug.tree = ug.buildTree()
 	ug.facts()
 }
@@ -315,6 +314,9 @@ func (ug *unitGen) skip(e *emitter, s *syntax.Stmt) {
 // collect reads the specification part: declarations, COMMON blocks,
 // DATA, and the declarative directives.
 func (ug *unitGen) collect() {
+	if len(ug.stmts) == 0 {
+		return
+	}
 	ug.firstExec, ug.exit = len(ug.stmts)-1, len(ug.stmts)-1
 	found := false
 	for i, s := range ug.stmts {

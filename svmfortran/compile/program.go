@@ -17,7 +17,39 @@ import (
 
 // program holds the units of the build.
 type program struct {
-	units map[string]*unitGen // the subroutines and functions, by name
+	units   map[string]*unitGen // the subroutines and functions, by name
+	modules map[string]*unitGen // the modules, by name
+}
+
+// importModules makes what the build's modules declare known in the units
+// that use them (and in the modules that use them).
+func (p *program) importModules(files []*fileGen) {
+	for _, g := range files {
+		for _, ug := range g.units {
+			if ug.u.Kind == syntax.Module && p.modules[ug.u.Name] == nil {
+				p.modules[ug.u.Name] = ug
+			}
+		}
+	}
+	done := map[*unitGen]bool{}
+	var imp func(ug *unitGen)
+	imp = func(ug *unitGen) {
+		if done[ug] {
+			return
+		}
+		done[ug] = true
+		for _, name := range ug.usedModules {
+			if m := p.modules[name]; m != nil {
+				imp(m)
+				ug.importModule(m.symbols)
+			}
+		}
+	}
+	for _, g := range files {
+		for _, ug := range g.units {
+			imp(ug)
+		}
+	}
 }
 
 // mode is the execution mode of a piece of code.
@@ -53,8 +85,10 @@ type unitFacts struct {
 	// code the other processors join (parallel constructs, calls).
 	joinedArgs []int
 	// commonReads and commonSets are the private COMMON blocks the unit,
-	// and the subprograms of the build it calls, read and assign.
-	commonReads, commonSets map[string]bool
+	// and the subprograms of the build it calls, read and assign;
+	// moduleReads the variables they read that a USE brings in (names
+	// they do not declare).
+	commonReads, commonSets, moduleReads map[string]bool
 	// svm: the unit runs SVM code and needs its mode (it has directives or
 	// calls a unit that has).
 	svm bool
@@ -110,11 +144,14 @@ func (ug *unitGen) facts() {
 // commonFacts finds the private COMMON blocks the unit's code reads and
 // assigns.
 func (ug *unitGen) commonFacts() {
-	ug.commonReads, ug.commonSets = map[string]bool{}, map[string]bool{}
+	ug.commonReads, ug.commonSets, ug.moduleReads = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, s := range ug.stmts[ug.firstExec:] {
 		for _, n := range stmtNames(s) {
 			if b := ug.commonOf[n.Name]; b != "" {
 				ug.commonReads[b] = true
+			}
+			if ug.fromModule(n.Name) && ug.kind(n) == variableName {
+				ug.moduleReads[n.Name] = true
 			}
 		}
 		for _, name := range assignedBy(s) {
@@ -267,6 +304,7 @@ func (p *program) propagate(all []*unitGen) {
 				}
 				changed = union(ug.commonReads, callee.commonReads) || changed
 				changed = union(ug.commonSets, callee.commonSets) || changed
+				changed = union(ug.moduleReads, callee.moduleReads) || changed
 				if callee.svm && !ug.svm {
 					ug.svm, changed = true, true
 				}
@@ -352,6 +390,17 @@ func (ug *unitGen) callees(s *syntax.Stmt) []*unitGen {
 		if callee := ug.prog.units[n.Name]; callee != nil && n.Call && ug.kind(n) == functionName {
 			out = append(out, callee)
 		}
+	}
+	return out
+}
+
+// calleeModuleReads lists the variables a USE brings into the
+// subprograms s calls that they read: where this unit assigns variables
+// of those names in exclusive mode, they are the same module's.
+func (ug *unitGen) calleeModuleReads(s *syntax.Stmt) []string {
+	var out []string
+	for _, callee := range ug.callees(s) {
+		out = append(out, slices.Sorted(maps.Keys(callee.moduleReads))...)
 	}
 	return out
 }

@@ -29,6 +29,8 @@ type symbols struct {
 	commonOf     map[string]string          // variable -> its COMMON block
 	stmtFuncs    map[string]*syntax.Stmt    // statement function definitions
 	hasUse       bool
+	usedModules  []string        // the modules it uses
+	moduleVars   map[string]bool // variables of the build's modules it uses
 	// assigned holds the names the master may assign in exclusive mode
 	// (in the unit's exclusive and dynamic code): assignment targets, DO
 	// variables, input items, actual arguments, and the names of the
@@ -45,7 +47,7 @@ func newSymbols(u *syntax.Unit) *symbols {
 		initialised: map[string]bool{}, equivalenced: map[string]bool{}, saved: map[string]bool{},
 		allocatable: map[string]bool{}, pointers: map[string]bool{}, procedures: map[string]bool{}, externals: map[string]bool{},
 		commonVars: map[string][]syntax.Entity{}, commonOf: map[string]string{},
-		stmtFuncs: map[string]*syntax.Stmt{}, assigned: map[string]bool{},
+		stmtFuncs: map[string]*syntax.Stmt{}, assigned: map[string]bool{}, moduleVars: map[string]bool{},
 	}
 	for k, a := range u.Args {
 		sy.dummies[a] = k
@@ -127,6 +129,7 @@ func (sy *symbols) declare(s *syntax.Stmt) {
 		}
 	case syntax.KindUse:
 		sy.hasUse = true
+		sy.usedModules = append(sy.usedModules, s.Name)
 	case syntax.KindAssignment:
 		if s.Spec && len(s.Target.Names) > 0 {
 			sy.stmtFuncs[s.Target.Names[0].Name] = s
@@ -266,10 +269,53 @@ func (sy *symbols) sendable(name string) (bool, string) {
 	return true, ""
 }
 
+// fromModule reports whether name, a variable of the unit's code, may come
+// from a module: a variable of a module of the build it uses, or a name it
+// does not declare when it uses a module the build does not compile.
+func (sy *symbols) fromModule(name string) bool {
+	_, dummy := sy.dummies[name]
+	return sy.moduleVars[name] || sy.hasUse && !sy.declared[name] && !dummy && !sy.constants[name]
+}
+
+// importModule makes what module m declares known in the unit: its
+// constants, its variables with their shapes and types, unless the unit
+// declares the name itself.
+func (sy *symbols) importModule(m *symbols) {
+	for name := range m.declared {
+		if sy.declared[name] || m.procedures[name] {
+			continue
+		}
+		if m.constants[name] {
+			sy.constants[name] = true
+			continue
+		}
+		sy.moduleVars[name] = true
+		for _, facts := range []struct{ to, from map[string]bool }{
+			{sy.characters, m.characters}, {sy.allocatable, m.allocatable}, {sy.pointers, m.pointers},
+		} {
+			facts.to[name] = facts.from[name]
+		}
+		if d := m.dims[name]; d != nil {
+			sy.dims[name] = d
+		}
+		sy.types[name] = m.types[name]
+	}
+	for name := range m.constants {
+		if !sy.declared[name] {
+			sy.constants[name] = true
+		}
+	}
+	for name := range m.moduleVars {
+		if !sy.declared[name] {
+			sy.moduleVars[name] = true
+		}
+	}
+}
+
 // mustSend reports whether a private variable of the unit may hold a value
-// on the master that the others lack: a scalar dummy argument or a COMMON
-// variable (the caller, or another unit, may have set it in exclusive
-// mode), or a variable the unit assigns in exclusive mode. A dummy array
+// on the master that the others lack: a scalar dummy argument, a COMMON or
+// module variable (the caller, or another unit, may have set it in
+// exclusive mode), or a variable the unit assigns in exclusive mode. A dummy array
 // the unit does not assign so is the caller's to send (it knows whether
 // the array is private, and its size: argumentReads). A name the unit
 // never assigns and does not declare is a local variable nobody sets, or,
@@ -277,7 +323,7 @@ func (sy *symbols) sendable(name string) (bool, string) {
 func (sy *symbols) mustSend(name string) bool {
 	_, dummy := sy.dummies[name]
 	switch {
-	case dummy && sy.dims[name] == nil, sy.commonOf[name] != "":
+	case dummy && sy.dims[name] == nil, sy.commonOf[name] != "", sy.moduleVars[name]:
 		return true
 	}
 	return sy.assigned[name]

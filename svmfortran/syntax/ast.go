@@ -231,8 +231,8 @@ type Stmt struct {
 	IncludedLines []string
 	Dir           *Directive // KindDirective
 	// Name: for a unit or procedure header, KindEntry and KindEnd, the name
-	// given (upper case, "" if none); for KindInclude, the file name as
-	// written.
+	// given (upper case, "" if none); for KindUse, the module; for
+	// KindInclude, the file name as written.
 	Name string
 	// Construct is the construct name of a DO, IF THEN or SELECT CASE
 	// (OUTER: DO ...), or the one an END DO, END IF, END SELECT, ELSE,

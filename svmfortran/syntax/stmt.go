@@ -1103,11 +1103,19 @@ func (p *stmtParser) attribute(c *cur, s *Stmt, kw string) {
 }
 
 // specNames records the names a PARAMETER, DATA, SAVE, EQUIVALENCE,
-// EXTERNAL or INTRINSIC statement declares (Stmt.Names). The other
-// specification statements of specKeywords are kept whole.
+// EXTERNAL or INTRINSIC statement declares (Stmt.Names), and the module a
+// USE names (Stmt.Name). The other specification statements of
+// specKeywords are kept whole.
 func (p *stmtParser) specNames(c *cur, s *Stmt, kw string) {
 	c.i += len(kw)
 	switch kw {
+	case "USE":
+		// USE [[, INTRINSIC] ::] NAME [, ONLY: ...]
+		if c.accept(",") {
+			c.name()
+		}
+		c.accept("::")
+		s.Name = c.name()
 	case "PARAMETER":
 		// PARAMETER (N = 10, M = N*2)
 		if c.peek() != '(' {

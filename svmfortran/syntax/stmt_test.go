@@ -515,6 +515,12 @@ func TestStmtFacts(t *testing.T) {
 	assert.Equal(t, KindOther, st[25].Kind)
 	assert.Equal(t, []string{"WHERE", "A", "A"}, exprNames(st[25].Other))
 	assert.Equal(t, "1", st[26].Value.Text)
+
+	u = only(t, parseOK(t, "m.f90", free("program m", "use a", "use, intrinsic :: iso_c_binding, only: c_int", "use :: b, x => y", "end"), Options{}))
+	for k, want := range []string{"A", "ISO_C_BINDING", "B"} {
+		assert.Equal(t, KindUse, u.Stmts[k+1].Kind)
+		assert.Equal(t, want, u.Stmts[k+1].Name)
+	}
 }
 
 func exprNames(e Expr) []string {
