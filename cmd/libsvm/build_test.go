@@ -16,9 +16,10 @@ import (
 )
 
 // The differential tests of svmf build: each SVM-Fortran program in
-// svmfortran/compile/testdata/programs, built with svmf build and run on 1,
-// 2, 3 and 4 ranks, prints what the same source built with gfortran alone
-// (svmf build -nodist) prints, which is also saved as NAME.out.
+// svmfortran/compile/testdata/programs, built with svmf build (without a
+// warning) and run on 1, 2, 3 and 4 ranks, prints what the same source
+// built with gfortran alone (svmf build -nodist) prints, which is also
+// saved as NAME.out.
 
 const programs = "../../svmfortran/compile/testdata/programs"
 
@@ -52,6 +53,7 @@ func TestSVMFortranPrograms(t *testing.T) {
 
 			r = svmf(t, dir, 2*time.Minute, "build", "-O2", "-o", "par", abs)
 			ok(t, r)
+			assert.NotContains(t, r.stderr, ": warning: ", "svmf build warns about a program that is right")
 			for _, np := range []string{"1", "2", "3", "4"} {
 				r := svmf(t, dir, 2*time.Minute, "run", "-np", np, "./par")
 				ok(t, r)
@@ -174,6 +176,52 @@ CSVM$ PDO (LOOPS(I))
 	r = svmf(t, dir, time.Minute, "build", "-c", "-O2")
 	assert.Equal(t, 2, r.code)
 	assert.Contains(t, r.stderr, "no Fortran sources given")
+}
+
+// TestIntrinsicsLink: NUMPROC and MYPROCSET in any expression of a unit —
+// an INCLUDE file, a statement function, an internal procedure, the
+// declaration of an automatic array in a module procedure — build and link
+// with svmf build, in units with no directive too.
+func TestIntrinsicsLink(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+	}
+	write("np.inc", "      NP = NUMPROC()\n")
+	write("main.f", `      PROGRAM MAIN
+      INTEGER NP, ME, K
+      ME(K) = K + MYPROCSET()
+      INCLUDE 'np.inc'
+      IF (ME(0) .EQ. 0) PRINT *, 'np', NP
+      CALL INNER
+      CALL REPORT
+      CONTAINS
+      SUBROUTINE INNER
+      IF (MYPROCSET() .EQ. 0) PRINT *, 'inner', NUMPROC()
+      END SUBROUTINE
+      END
+`)
+	write("counts.f90", `module counts
+contains
+  integer function width()
+    integer :: w(numproc())
+    width = size(w)
+  end function
+end module
+
+subroutine report
+  use counts
+  if (myprocset() == 0) print *, 'width', width()
+end subroutine
+`)
+	ok(t, svmf(t, dir, 2*time.Minute, "build", "-o", "prog", "counts.f90", "main.f"))
+	r := svmf(t, dir, time.Minute, "run", "-np", "3", "./prog")
+	ok(t, r)
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		lines = append(lines, strings.Join(strings.Fields(l), " "))
+	}
+	assert.Equal(t, []string{"np 3", "inner 3", "width 3"}, lines)
 }
 
 // TestReadmeSVMFortranExample: the SVM-Fortran program the README shows

@@ -197,6 +197,7 @@ func TestFortranRuntimeMisuse(t *testing.T) {
 		"undefined": "svm_loop_begin: ON_HOME loop: schedule over template T, which is declared: distribute it first",
 		"ranks":     "svm_distribute: distribute template T2 onto P: mismatched ranks",
 		"dispatch":  "svm_dispatch_recv: dispatch receive by the master of the processor set",
+		"values":    "svm_dispatch_get: dispatch get of 8 bytes: the master sent 4 bytes here",
 	})
 }
 

@@ -32,6 +32,10 @@ func (c nodeComm) Malloc(size int) (uintptr, error) {
 
 func (c nodeComm) Free(a uintptr) error { return c.Node.Free(dsm.Addr(a)) }
 
+func (c nodeComm) Store(a uintptr, b []byte) { copy(dsm.Slice[byte](dsm.Addr(a), len(b)), b) }
+
+func (c nodeComm) Load(a uintptr, b []byte) { copy(b, dsm.Slice[byte](dsm.Addr(a), len(b))) }
+
 // rts returns the process's runtime, made on first use, or ends the process.
 func rts(call string) *rt.Runtime {
 	n, err := joined()
@@ -366,6 +370,16 @@ func svm_dispatch_recv() C.int {
 	code, err := rts("svm_dispatch_recv").DispatchRecv()
 	must("svm_dispatch_recv", err)
 	return C.int(code)
+}
+
+//export svm_dispatch_put
+func svm_dispatch_put(p unsafe.Pointer, n C.size_t) {
+	must("svm_dispatch_put", rts("svm_dispatch_put").DispatchPut(cBytes(p, int(n))))
+}
+
+//export svm_dispatch_get
+func svm_dispatch_get(p unsafe.Pointer, n C.size_t) {
+	must("svm_dispatch_get", rts("svm_dispatch_get").DispatchGet(cBytes(p, int(n))))
 }
 
 //export svm_critical_begin

@@ -2,7 +2,6 @@ package compile
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,355 +10,504 @@ import (
 )
 
 // The executable part: statements pass through; directives become runtime
-// calls; the DO nest after a PDO gets the schedule's bounds; exclusive
-// regions get the dispatch code of the paper's Figure 4.
+// calls; the DO nest after a PDO gets the schedule's bounds; exclusive code
+// gets the dispatch code of the paper's Figure 4 (dispatch.go).
 
-// construct is an open directive construct, closed by its END directive.
-type construct struct {
-	kind syntax.DirKind
-	pos  syntax.Pos
-	// after runs when the construct closes (a non-master's way back to its
-	// exclusive region's dispatcher, for one).
-	after func(e *emitter)
-	// sections: the construct's section count, the next SECTION's number,
-	// its selector variable and the block depth at PSECTION.
-	section   int
-	selector  string
-	depth     int
-	savedExcl *exclusiveRegion
-	name      string // CRITICAL's name
-}
-
+// body writes the executable part, then the exit code and the unit's END.
 func (ug *unitGen) body(e *emitter) {
-	var open []*construct
-	closers := map[int][]func(*emitter){} // run after the statement at the index
-	doEnds := map[int]int{}               // how many DOs end at an index
-	for _, j := range ug.doEnd {
-		doEnds[j]++
+	ug.top, ug.scopes, ug.cycles = ug.newScope(), map[any]*scope{}, map[*node]int{}
+	cx := ctx{mode: ug.topMode(), wait: ug.top, block: ug.top}
+	ug.mentions = ug.countMentions(ug.tree)
+	pos := ug.stmts[ug.exit].Pos
+	if ug.firstExec < len(ug.stmts) {
+		pos = ug.stmts[ug.firstExec].Pos
 	}
-	for i := ug.firstExec; i < len(ug.stmts); i++ {
-		s := ug.stmts[i]
-		if i == ug.exit {
-			ug.unitEnd(e, i)
-			break
-		}
-		if s.Kind == syntax.KindDirective {
-			i = ug.directive(e, i, &open, closers)
-		} else {
-			ug.statement(e, s)
-		}
-		if s.Kind == syntax.KindIf || (s.Kind == syntax.KindDo && s.Do != nil) {
-			ug.blockDepth++
-		}
-		if s.Kind == syntax.KindEndIf {
-			ug.blockDepth--
-		}
-		ug.blockDepth -= doEnds[i]
-		for _, c := range closers[i] {
-			c(e)
-		}
+	if cx.mode == dynamic {
+		// Called in exclusive mode: the others wait for the master.
+		ug.use("myprocset")
+		e.gen(pos, ifThen(cx.waiting(), gotoLabel(ug.wait(ug.top))))
 	}
-	for _, c := range open {
-		ug.errorf(c.pos, "%s is not closed (%s_END missing)", dirName(c.kind), dirName(c.kind))
+	ug.nodes(e, ug.tree, cx)
+	end := ug.stmts[ug.exit]
+	ug.skip(e, end)
+	// A branch to the END's label comes to the end of the unit's code.
+	label := end.Label
+	if cx.mode == dynamic {
+		code := ug.send(cx, codeEnd, nil)
+		code[0] = labelled(label, code[0])
+		e.gen(end.Pos, code...)
+		label = 0
 	}
+	if label != 0 {
+		e.gen(end.Pos, continueAt(label))
+	}
+	ug.closeScope(e, ug.top, end.Pos)
+	ug.unitEnd(e, end)
 }
 
 // unitEnd writes the exit code and the unit's END (or CONTAINS and what
 // follows it, as written).
-func (ug *unitGen) unitEnd(e *emitter, i int) {
-	s := ug.stmts[i]
-	ug.skip(e, s)
+func (ug *unitGen) unitEnd(e *emitter, s *syntax.Stmt) {
 	if ug.outline {
 		// The end of svm_body; the unit's exit code follows its call.
-		e.stmt(s.Pos, s.Label, "end subroutine svm_body")
-		e.stmt(s.Pos, 0, strings.TrimSpace(s.Text))
-		for _, rest := range ug.stmts[i+1:] {
-			ug.pass(e, rest)
-		}
-		return
+		e.gen(s.Pos, simple{text: "end subroutine svm_body"})
+	} else {
+		e.gen(s.Pos, ug.exitCode()...)
 	}
-	label := ug.exitCode(e, s.Pos, s.Label)
-	e.stmt(s.Pos, label, strings.TrimSpace(s.Text))
-	for _, rest := range ug.stmts[i+1:] {
+	e.gen(s.Pos, simple{text: strings.TrimSpace(s.Text)})
+	for _, rest := range ug.stmts[ug.exit+1:] {
 		ug.pass(e, rest)
 	}
 }
 
-// statement writes an ordinary executable statement.
-func (ug *unitGen) statement(e *emitter, s *syntax.Stmt) {
-	if mentionsIntrinsic(s.Text) {
-		ug.use("numproc", "myprocset")
+// nodes writes nodes in the context cx.
+func (ug *unitGen) nodes(e *emitter, nodes []*node, cx ctx) {
+	for _, n := range nodes {
+		ug.node(e, n, cx)
 	}
-	inner := s
-	if s.Kind == syntax.KindLogicalIf && s.Inner != nil {
-		inner = s.Inner
-	}
-	switch {
-	case inner.Kind == syntax.KindIO && ug.excl == nil && !ug.pdoBody && !ug.internalIO(inner.Text):
-		ug.warnf(s.Pos, "I/O in replicated mode: every processor of the active set executes it (put it in an EXCLUSIVE_REGION)")
-	case inner.Kind == syntax.KindReturn && ug.excl != nil:
-		ug.errorf(s.Pos, "RETURN inside an exclusive region: the other processors wait in the region; end the region first")
-	case inner.Kind == syntax.KindReturn && ug.pdoBody:
-		ug.errorf(s.Pos, "RETURN inside a parallel loop")
-	case inner.Kind == syntax.KindReturn && ug.hasExitCode() && !ug.outline:
-		ug.returnWithFrees(e, s)
-		return
-	case s.Kind == syntax.KindCall && s.Call != nil && ug.excl != nil && ug.subprograms[s.Call.Name]:
-		// A coordinated call (Figure 4): the waiting processors join it.
-		label, after := ug.reactivate(e, s.Pos, s.Label)
-		ug.skip(e, s)
-		e.stmt(s.Pos, label, s.Text)
-		after(e)
-		return
-	}
-	ug.pass(e, s)
 }
 
-// internalIO reports whether an I/O statement reads or writes a character
-// variable (an internal file), which is not I/O at all.
-func (ug *unitGen) internalIO(text string) bool {
-	ts := tokens(text)
-	for i, t := range ts {
-		if t.text == "(" {
-			for _, u := range ts[i+1:] {
-				if strings.TrimSpace(u.text) == "" {
-					continue
-				}
-				if u.ident && strings.EqualFold(u.text, "UNIT") {
-					continue
-				}
-				if u.text == "=" {
-					continue
-				}
-				return u.ident && ug.characters[strings.ToUpper(u.text)]
+func (ug *unitGen) node(e *emitter, n *node, cx ctx) {
+	switch n.kind {
+	case doNode, ifNode, selectNode:
+		ug.checkCalls(n.stmt, cx)
+		for _, p := range n.parts[min(1, len(n.parts)):] {
+			ug.checkCalls(p.stmt, cx)
+		}
+		ug.block(e, n, cx)
+	case exclusiveNode:
+		ug.exclusiveRegion(e, n, cx)
+	case replicatedNode:
+		ug.replicatedRegion(e, n, cx)
+	case criticalNode:
+		ug.critical(e, n, cx)
+	case psectionNode:
+		ug.psection(e, n, cx)
+	case pdoNode:
+		ug.pdo(e, n, cx)
+	default:
+		if n.stmt.Kind == syntax.KindDirective {
+			ug.directive(e, n, cx)
+		} else {
+			ug.statement(e, n, cx)
+		}
+	}
+}
+
+// joins reports whether the waiting processors join a construct inside the
+// nodes, so that in exclusive mode they follow the master into the blocks
+// around it. In dynamic mode an exclusive region counts: where the unit
+// runs in replicated mode, the others wait for its master in the block's
+// dispatcher, and they must wait in the same one where it runs in
+// exclusive mode.
+func (ug *unitGen) joins(nodes []*node, m mode) bool {
+	found := false
+	walk(nodes, func(n *node) bool {
+		switch {
+		case found:
+		case n.kind == pdoNode, n.kind == psectionNode, n.kind == replicatedNode, n.kind == exclusiveNode && m == dynamic:
+			found = true
+		case n.kind == leafNode && n.stmt.Kind == syntax.KindDirective:
+			switch n.stmt.Dir.Kind {
+			case syntax.DirBarrier, syntax.DirCreate, syntax.DirDestroy, syntax.DirUndef, syntax.DirDistribute, syntax.DirRedistribute:
+				found = true
 			}
+		case n.kind == leafNode:
+			found = ug.coordinated(n.stmt) != nil
 		}
-	}
-	return false
+		return !found
+	})
+	return found
 }
 
-// hasExitCode reports whether the unit must run code before it returns:
-// free its shared variables, release its templates and arrangements.
-func (ug *unitGen) hasExitCode() bool {
-	return len(ug.templates)+len(ug.arrangements) > 0 ||
-		slices.ContainsFunc(ug.shared, func(v *sharedVar) bool { return v.common == "" })
-}
-
-// returnWithFrees frees the unit's shared variables before a RETURN (or
-// an IF (...) RETURN).
-func (ug *unitGen) returnWithFrees(e *emitter, s *syntax.Stmt) {
-	ug.skip(e, s)
-	if s.Kind == syntax.KindLogicalIf {
-		cond, ok := ifCondition(s.Text)
-		if !ok {
-			ug.errorf(s.Pos, "cannot read the condition of this IF")
-			return
-		}
-		e.stmt(s.Pos, s.Label, "if "+cond+" then")
-		ug.exitCode(e, s.Pos, 0)
-		e.stmt(s.Pos, 0, strings.TrimSpace(s.Inner.Text))
-		e.stmt(s.Pos, 0, "end if")
-		return
-	}
-	label := ug.exitCode(e, s.Pos, s.Label)
-	e.stmt(s.Pos, label, strings.TrimSpace(s.Text))
-}
-
-// ifCondition returns the parenthesised condition of a logical IF.
-func ifCondition(text string) (string, bool) {
-	start := strings.Index(text, "(")
-	if start < 0 {
-		return "", false
-	}
-	depth, n := 0, start
-	for _, t := range tokens(text[start:]) {
-		n += len(t.text)
-		switch t.text {
-		case "(":
-			depth++
-		case ")":
-			depth--
-			if depth == 0 {
-				return text[start:n], true
-			}
-		}
-	}
-	return "", false
-}
-
-// reactivate writes, inside an exclusive region, the master's dispatch of
-// a new continuation code and the label where the others resume; it
-// returns the label left for the construct's first statement and what
-// sends the others back to the dispatcher afterwards. Outside a region it
-// writes nothing.
-func (ug *unitGen) reactivate(e *emitter, pos syntax.Pos, label int) (int, func(*emitter)) {
-	x := ug.excl
-	if x == nil {
-		return label, func(*emitter) {}
-	}
-	if ug.blockDepth != x.depth {
-		ug.errorf(pos, "inside an exclusive region, a construct the other processors join must not be inside a DO loop or IF block of the region (they wait at its top level)")
-	}
-	code := len(x.targets) + 2
-	target := ug.label()
-	x.targets = append(x.targets, target)
-	ug.use("svm_dispatch_send", "myprocset")
-	e.stmt(pos, label, fmt.Sprintf("call svm_dispatch_send(%d)", code))
-	e.stmt(pos, target, "continue")
-	return 0, func(e *emitter) {
-		e.stmt(pos, 0, fmt.Sprintf("if (myprocset() .ne. 0) goto %d", x.dispatcher))
-	}
-}
-
-// directive translates the directive at index i; it returns the index of
-// the last statement it consumed.
-func (ug *unitGen) directive(e *emitter, i int, open *[]*construct, closers map[int][]func(*emitter)) int {
-	s := ug.stmts[i]
-	d := s.Dir
-	ug.skip(e, s)
-	top := func(kind syntax.DirKind) *construct {
-		if n := len(*open); n > 0 && (*open)[n-1].kind == kind {
-			return (*open)[n-1]
-		}
+// coordinated returns the subprogram a CALL statement (or a logical IF's)
+// calls, if it runs SVM code.
+func (ug *unitGen) coordinated(s *syntax.Stmt) *unitGen {
+	s = action(s)
+	if s.Kind != syntax.KindCall || s.Call == nil {
 		return nil
 	}
-	pop := func() { *open = (*open)[:len(*open)-1] }
-	switch d.Kind {
-	case syntax.DirProcessors, syntax.DirTemplate, syntax.DirShared:
-		// Reported by collect.
-	case syntax.DirPDO:
-		return ug.pdo(e, i, closers)
-	case syntax.DirExclusiveRegion:
-		switch {
-		case ug.excl != nil:
-			ug.errorf(s.Pos, "EXCLUSIVE_REGION inside an exclusive region")
-		case ug.pdoBody:
-			ug.errorf(s.Pos, "EXCLUSIVE_REGION inside a parallel loop")
-		default:
-			ug.excl = &exclusiveRegion{pos: s.Pos, dispatcher: ug.label(), end: ug.label(), depth: ug.blockDepth}
-			ug.use("myprocset")
-			e.stmt(s.Pos, 0, fmt.Sprintf("if (myprocset() .ne. 0) goto %d", ug.excl.dispatcher))
-			*open = append(*open, &construct{kind: d.Kind, pos: s.Pos})
-		}
-	case syntax.DirExclusiveRegionEnd:
-		if top(syntax.DirExclusiveRegion) == nil || ug.excl == nil {
-			ug.errorf(s.Pos, "EXCLUSIVE_REGION_END without an open EXCLUSIVE_REGION")
-			break
-		}
-		pop()
-		x := ug.excl
-		if ug.blockDepth != x.depth {
-			ug.errorf(s.Pos, "EXCLUSIVE_REGION_END inside a DO loop or IF block that began inside the region")
-		}
-		ug.use("svm_dispatch_send", "svm_dispatch_recv")
-		e.stmt(s.Pos, 0, "call svm_dispatch_send(1)")
-		e.stmt(s.Pos, 0, fmt.Sprintf("goto %d", x.end))
-		e.stmt(s.Pos, x.dispatcher, "select case (svm_dispatch_recv())")
-		e.stmt(s.Pos, 0, "case (1)")
-		e.stmt(s.Pos, 0, fmt.Sprintf("  goto %d", x.end))
-		for k, target := range x.targets {
-			e.stmt(s.Pos, 0, fmt.Sprintf("case (%d)", k+2))
-			e.stmt(s.Pos, 0, fmt.Sprintf("  goto %d", target))
-		}
-		e.stmt(s.Pos, 0, "case default")
-		e.stmt(s.Pos, 0, "  error stop 'svm: unknown continuation code in an exclusive region'")
-		e.stmt(s.Pos, 0, "end select")
-		e.stmt(s.Pos, x.end, "continue")
-		ug.excl = nil
-	case syntax.DirReplicatedRegion:
-		_, after := ug.reactivate(e, s.Pos, 0)
-		*open = append(*open, &construct{kind: d.Kind, pos: s.Pos, after: after, savedExcl: ug.excl})
-		ug.excl = nil
-	case syntax.DirReplicatedRegionEnd:
-		c := top(syntax.DirReplicatedRegion)
-		if c == nil {
-			ug.errorf(s.Pos, "REPLICATED_REGION_END without an open REPLICATED_REGION")
-			break
-		}
-		pop()
-		ug.excl = c.savedExcl
-		c.after(e)
-	case syntax.DirPSection:
-		ug.psection(e, i, open)
-	case syntax.DirSection:
-		c := top(syntax.DirPSection)
-		if c == nil {
-			ug.errorf(s.Pos, "SECTION outside a PSECTION construct")
-			break
-		}
-		if ug.blockDepth != c.depth {
-			ug.errorf(s.Pos, "SECTION inside a DO loop or IF block that began in the previous section")
-		}
-		c.section++
-		if c.section == 1 {
-			e.stmt(s.Pos, 0, fmt.Sprintf("select case (%s)", c.selector))
-		}
-		e.stmt(s.Pos, 0, fmt.Sprintf("case (%d)", c.section))
-	case syntax.DirPSectionEnd:
-		c := top(syntax.DirPSection)
-		if c == nil {
-			ug.errorf(s.Pos, "PSECTION_END without an open PSECTION")
-			break
-		}
-		pop()
-		if c.section > 0 {
-			e.stmt(s.Pos, 0, "end select")
-		}
-		e.stmt(s.Pos, 0, "end do")
-		ug.sections--
-		ug.excl = c.savedExcl
-		c.after(e)
-	case syntax.DirBarrier:
-		if ug.pdoBody {
-			ug.errorf(s.Pos, "BARRIER inside a parallel loop: the processors run different iterations and would not meet")
-			break
-		}
-		label, after := ug.reactivate(e, s.Pos, 0)
-		ug.use("svm_pset_barrier")
-		e.stmt(s.Pos, label, "call svm_pset_barrier()")
-		after(e)
-	case syntax.DirCritical:
-		ug.use("svm_critical_begin")
-		e.stmt(s.Pos, 0, fmt.Sprintf("call svm_critical_begin('%s')", criticalName(d.Name)))
-		*open = append(*open, &construct{kind: d.Kind, pos: s.Pos, name: d.Name})
-	case syntax.DirCriticalEnd:
-		c := top(syntax.DirCritical)
-		if c == nil {
-			ug.errorf(s.Pos, "CRITICAL_END without an open CRITICAL section")
-			break
-		}
-		if d.Name != "" && d.Name != c.name {
-			ug.errorf(s.Pos, "CRITICAL_END %s ends critical section %s", d.Name, criticalNameOrUnnamed(c.name))
-		}
-		pop()
-		ug.use("svm_critical_end")
-		e.stmt(s.Pos, 0, fmt.Sprintf("call svm_critical_end('%s')", criticalName(c.name)))
-	case syntax.DirPageLock, syntax.DirPageUnlock:
-		call := "svm_page_lock"
-		if d.Kind == syntax.DirPageUnlock {
-			call = "svm_page_unlock"
-		}
-		for _, x := range d.Vars {
-			v := ug.sharedByName[strings.ToUpper(x.Text)]
-			if v == nil {
-				ug.errorf(x.Pos, "%s(%s): page locks take whole shared variables, and %s is not one (SHARED:: %s)", dirName(d.Kind), x.Text, x.Text, x.Text)
-				continue
-			}
-			ug.use(call, "svm_pointer")
-			e.stmt(s.Pos, 0, fmt.Sprintf("call %s(svm_pointer(%s), %s)", call, v.ptr, ug.byteSize(v)))
-		}
-	case syntax.DirCreate, syntax.DirDestroy, syntax.DirUndef, syntax.DirDistribute, syntax.DirRedistribute:
-		if ug.pdoBody {
-			ug.errorf(s.Pos, "%s inside a parallel loop: every processor of the set must carry it out", dirName(d.Kind))
-			break
-		}
-		label, after := ug.reactivate(e, s.Pos, 0)
-		ug.templateOp(e, s, label)
-		after(e)
-	default:
-		ug.errorf(s.Pos, "directive %s is not supported here", dirName(d.Kind))
+	return ug.prog.svmUnit(s.Call.Name)
+}
+
+// block writes a DO loop, IF or SELECT CASE block. In exclusive mode, the
+// others follow the master into a block that holds a construct they join.
+func (ug *unitGen) block(e *emitter, n *node, cx ctx) {
+	if cx.exclusive() && ug.joins(n.children(), cx.mode) {
+		ug.dispatchingBlock(e, n, cx)
+		return
 	}
-	return i
+	inner := cx
+	if cx.mode == replicated {
+		// Everyone runs the block: an exclusive region inside it waits in
+		// a dispatcher of its own.
+		inner.block = ug.newScope()
+	}
+	if n.kind == doNode {
+		// A DO loop ended by a labelled statement has no END DO to put the
+		// dispatcher of an exclusive region in its body before: it becomes
+		// a block DO.
+		block := n.end == nil && cx.mode == replicated && hasRegion(n.body)
+		if block {
+			ug.skip(e, n.stmt)
+			e.gen(n.stmt.Pos, doStatement(n.stmt, n.stmt.Label))
+		} else {
+			ug.pass(e, n.stmt)
+		}
+		ug.nodes(e, n.body, inner)
+		if inner.block != cx.block {
+			ug.closeScope(e, inner.block, n.stmt.Pos)
+		}
+		switch {
+		case n.end != nil:
+			ug.pass(e, n.end)
+		case block:
+			e.gen(n.stmt.Pos, endDo(n.stmt))
+		}
+		return
+	}
+	if n.kind == selectNode {
+		ug.pass(e, n.stmt)
+	}
+	for _, p := range n.parts {
+		if p.stmt.Kind == syntax.KindLogicalIf {
+			// IF (c) stmt, written as a block.
+			ug.skip(e, p.stmt)
+			e.gen(p.stmt.Pos, simple{label: p.stmt.Label, text: "if (" + p.stmt.Cond.Text + ") then"})
+		} else {
+			ug.pass(e, p.stmt)
+		}
+		if cx.mode == replicated {
+			inner.block = ug.newScope()
+		}
+		ug.nodes(e, p.body, inner)
+		if inner.block != cx.block {
+			ug.closeScope(e, inner.block, p.stmt.Pos)
+		}
+	}
+	switch {
+	case n.end != nil:
+		ug.pass(e, n.end)
+	case n.stmt.Kind == syntax.KindLogicalIf:
+		e.gen(n.stmt.Pos, simple{text: "end if"})
+	}
+}
+
+// dispatchingBlock writes a DO loop, IF or SELECT CASE block of exclusive
+// code that holds a construct the others join: the master dispatches them
+// to the block's statement with the values it reads, every processor runs
+// it, and inside the others wait in the block's own dispatcher; at the end
+// of the loop's body or the branch, the master lets them go to its end.
+func (ug *unitGen) dispatchingBlock(e *emitter, n *node, cx ctx) {
+	n.dispatching = true
+	s := n.stmt
+	ug.skip(e, s)
+	var heads []syntax.Expr // the expressions every processor evaluates
+	switch n.kind {
+	case doNode:
+		heads = []syntax.Expr{s.Do.Lo, s.Do.Hi, s.Do.Step, s.Do.Cond}
+	case selectNode:
+		heads = []syntax.Expr{s.Cond}
+	default:
+		for _, p := range n.parts {
+			heads = append(heads, p.stmt.Cond)
+		}
+	}
+	ug.checkHeads(n, heads)
+	var names []syntax.Name
+	for _, x := range heads {
+		names = append(names, x.Names...)
+	}
+	label, after := ug.resume(e, s.Pos, cx, s.Label, ug.values(n, s.Pos, describe(s), ug.readNames(names)))
+	if n.kind == doNode {
+		ug.dispatchingDo(e, n, cx, label)
+	} else {
+		ug.dispatchingBranches(e, n, cx, label)
+	}
+	e.gen(s.Pos, after...)
+}
+
+// checkHeads reports function references in the expressions every
+// processor evaluates for a dispatching block: only the master has what
+// they read.
+func (ug *unitGen) checkHeads(n *node, heads []syntax.Expr) {
+	for _, x := range heads {
+		for _, name := range x.Names {
+			// (An array of a module the build does not compile looks like
+			// a function.)
+			if name.Call && ug.kind(name) == functionName && !ug.fromModule(name.Name) {
+				ug.errorf(x.Pos, "the other processors follow the master into %s (it holds a construct they join) and evaluate its %s with the master's values, but it calls %s, which may read what they lack: assign the value to a variable before it", describe(n.stmt), headName(n), name.Name)
+			}
+		}
+	}
+}
+
+func headName(n *node) string {
+	switch n.kind {
+	case doNode:
+		return "bounds"
+	case selectNode:
+		return "selector"
+	}
+	return "conditions"
+}
+
+// dispatchingDo writes the loop of a dispatching block: a block DO whose
+// body ends with the master's end of the iteration.
+func (ug *unitGen) dispatchingDo(e *emitter, n *node, cx ctx, label int) {
+	s := n.stmt
+	inner := ctx{mode: cx.mode, wait: ug.newScope()}
+	inner.block = inner.wait
+	ug.scopes[n] = inner.wait
+	d := s.Do
+	e.gen(s.Pos, doStatement(s, label))
+	e.gen(s.Pos, ifThen(inner.waiting(), gotoLabel(ug.wait(inner.wait))))
+	ug.nodes(e, n.body, inner)
+	// The end of an iteration: a CYCLE or a GO TO to the END DO comes here.
+	cycle := ug.cycles[n]
+	if n.end != nil {
+		ug.skip(e, n.end)
+		if n.end.Label != 0 {
+			e.gen(n.end.Pos, continueAt(n.end.Label))
+		}
+	}
+	var cond []*sendVar
+	if d.While {
+		cond = ug.values(n, s.Pos, describe(s), ug.readNames(d.Cond.Names))
+	}
+	master := ug.send(inner, codeEnd, cond)
+	master[0] = labelled(cycle, master[0])
+	e.gen(s.Pos, master...)
+	ug.closeScope(e, inner.wait, s.Pos)
+	if len(cond) > 0 {
+		e.gen(s.Pos, ifBlock{cond: inner.waiting(), then: ug.gets(cond)})
+	}
+	e.gen(s.Pos, endDo(s))
+}
+
+// doStatement is DO statement s as a block DO, with label.
+func doStatement(s *syntax.Stmt, label int) fstmt {
+	d := s.Do
+	control := ""
+	switch {
+	case d.While:
+		control = " while (" + d.Cond.Text + ")"
+	case d.Var != "":
+		control = " " + d.Var + " = " + d.Lo.Text + ", " + d.Hi.Text
+		if d.Step.Text != "" {
+			control += ", " + d.Step.Text
+		}
+	}
+	if s.Construct != "" {
+		return simple{label: label, text: s.Construct + ": do" + control}
+	}
+	return simple{label: label, text: "do" + control}
+}
+
+// endDo ends the block DO of doStatement.
+func endDo(s *syntax.Stmt) fstmt {
+	return simple{text: strings.TrimSpace("end do " + s.Construct)}
+}
+
+// hasRegion reports whether an exclusive region stands directly in the
+// block of nodes (not inside a block within it).
+func hasRegion(nodes []*node) bool {
+	found := false
+	walk(nodes, func(n *node) bool {
+		found = found || n.kind == exclusiveNode
+		return !found && (n.kind == replicatedNode || n.kind == criticalNode)
+	})
+	return found
+}
+
+// cycleLabel is the label of the end of an iteration of the dispatching
+// loop n.
+func (ug *unitGen) cycleLabel(n *node) int {
+	if ug.cycles[n] == 0 {
+		ug.cycles[n] = ug.label()
+	}
+	return ug.cycles[n]
+}
+
+// dispatchingBranches writes the branches of a dispatching IF or SELECT
+// CASE block: the others wait in the dispatcher of a branch that holds a
+// construct they join, and outside the block otherwise.
+func (ug *unitGen) dispatchingBranches(e *emitter, n *node, cx ctx, label int) {
+	// The block's statement, without the label the dispatch took.
+	switch {
+	case n.stmt.Kind == syntax.KindLogicalIf:
+		e.gen(n.stmt.Pos, simple{label: label, text: "if (" + n.stmt.Cond.Text + ") then"})
+	default:
+		e.gen(n.stmt.Pos, simple{label: label, text: strings.TrimSpace(n.stmt.Text)})
+	}
+	for _, p := range n.parts {
+		s := p.stmt
+		if s != n.stmt {
+			ug.skip(e, s)
+			e.gen(s.Pos, simple{label: s.Label, text: strings.TrimSpace(s.Text)})
+		}
+		if !ug.joins(p.body, cx.mode) {
+			e.gen(s.Pos, ifThen(cx.waiting(), gotoLabel(ug.wait(cx.wait))))
+			ug.nodes(e, p.body, cx)
+			continue
+		}
+		inner := ctx{mode: cx.mode, wait: ug.newScope()}
+		inner.block = inner.wait
+		ug.scopes[p] = inner.wait
+		e.gen(s.Pos, ifThen(inner.waiting(), gotoLabel(ug.wait(inner.wait))))
+		ug.nodes(e, p.body, inner)
+		e.gen(s.Pos, ug.send(inner, codeEnd, nil)...)
+		ug.closeScope(e, inner.wait, s.Pos)
+	}
+	switch {
+	case n.end != nil:
+		ug.skip(e, n.end)
+		e.gen(n.end.Pos, simple{label: n.end.Label, text: strings.TrimSpace(n.end.Text)})
+	case n.stmt.Kind == syntax.KindLogicalIf:
+		e.gen(n.stmt.Pos, simple{text: "end if"})
+	}
+}
+
+// exclusiveRegion writes an exclusive region: the others wait in the
+// dispatcher of the block around it while the master runs it, and resume
+// at its end with the values the master set that code outside it reads.
+func (ug *unitGen) exclusiveRegion(e *emitter, n *node, cx ctx) {
+	s := n.stmt
+	ug.skip(e, s)
+	switch cx.mode {
+	case exclusive:
+		ug.errorf(s.Pos, "EXCLUSIVE_REGION inside an exclusive region: the master runs this code alone already; leave the directive out")
+	case parallel:
+		ug.errorf(s.Pos, "EXCLUSIVE_REGION inside a parallel loop: the processors run different iterations; use a CRITICAL section, or end the loop first")
+	}
+	if cx.mode == exclusive || cx.mode == parallel {
+		ug.nodes(e, n.body, cx)
+		if n.end != nil {
+			ug.skip(e, n.end)
+		}
+		return
+	}
+	ug.use("myprocset")
+	// In dynamic mode the unit may run in exclusive mode already: then the
+	// region changes nothing.
+	starts := "myprocset() .ne. 0"
+	if cx.mode == dynamic {
+		starts = ".not. svm_xmode .and. " + starts
+	}
+	e.gen(s.Pos, ifThen(starts, gotoLabel(ug.wait(cx.block))))
+	inner := ctx{mode: exclusive, wait: cx.block, block: cx.block}
+	ug.scopes[n] = cx.block
+	ug.nodes(e, n.body, inner)
+	end := s
+	if n.end != nil {
+		end = n.end
+		ug.skip(e, end)
+	}
+	values := ug.values(n, end.Pos, "code after the EXCLUSIVE_REGION at line "+strconv.Itoa(s.Pos.Line), ug.liveOut(n))
+	resume := ug.label()
+	code := ug.to(cx.block, resume)
+	ug.use("svm_dispatch_send")
+	master := append(ug.puts(values), callf("svm_dispatch_send", strconv.Itoa(code)))
+	if cx.mode == dynamic {
+		master = []fstmt{ifBlock{cond: ".not. svm_xmode", then: master}}
+	}
+	e.gen(end.Pos, master...)
+	e.gen(end.Pos, continueAt(resume))
+	if len(values) > 0 {
+		e.gen(end.Pos, ifBlock{cond: starts, then: ug.gets(values)})
+	}
+}
+
+// liveOut lists the variables the master may set in the exclusive region n
+// (outside the constructs in it that every processor runs) that code
+// outside it reads: used elsewhere in the unit, or seen by the caller or
+// later calls (dummy arguments, COMMON and module variables, SAVEd
+// variables, the function's result).
+func (ug *unitGen) liveOut(n *node) []string {
+	inside := ug.countMentions(n.body)
+	var out []string
+	ug.walkModes(n.body, exclusive, func(s *syntax.Stmt, m mode) {
+		if m != exclusive {
+			return // everyone runs it
+		}
+		for _, name := range append(assignedBy(s), ug.calleeCommons(s, true, func(string, *unitGen) {})...) {
+			_, dummy := ug.dummies[name]
+			if ug.mentions[name] > inside[name] || dummy || ug.commonOf[name] != "" || ug.fromModule(name) ||
+				ug.saved[name] || ug.initialised[name] || ug.u.Kind == syntax.Function && name == ug.u.Name {
+				out = append(out, name)
+			}
+		}
+	})
+	return slices.DeleteFunc(out, func(name string) bool {
+		return ug.kind(syntax.Name{Name: name}) != variableName
+	})
+}
+
+// checkCommons reports, in exclusive code, a call of a subprogram that
+// assigns a private COMMON block this unit does not declare: the master's
+// values of it could not reach the other processors.
+func (ug *unitGen) checkCommons(s *syntax.Stmt, cx ctx) {
+	if cx.mode != exclusive && (cx.mode != dynamic || ug.modes&calledExclusive == 0) {
+		return
+	}
+	ug.calleeCommons(s, true, func(block string, callee *unitGen) {
+		ug.errorf(s.Pos, "%s assigns COMMON /%s/, and here only the master runs it; this unit does not declare /%s/, so the master's values cannot reach the other processors: declare COMMON /%s/ here", callee.u.Name, block, block, block)
+	})
+}
+
+// countMentions counts, for each name, the statements of nodes that
+// mention it.
+func (ug *unitGen) countMentions(nodes []*node) map[string]int {
+	count := map[string]int{}
+	statements(nodes, func(s *syntax.Stmt) {
+		seen := map[string]bool{}
+		for _, n := range stmtNames(s) {
+			seen[n.Name] = true
+		}
+		for _, name := range assignedBy(s) {
+			seen[name] = true
+		}
+		for name := range seen {
+			count[name]++
+		}
+	})
+	return count
+}
+
+// replicatedRegion writes a replicated region: in exclusive mode the
+// master dispatches the others to it, with the values it reads.
+func (ug *unitGen) replicatedRegion(e *emitter, n *node, cx ctx) {
+	s := n.stmt
+	ug.skip(e, s)
+	if cx.mode == parallel {
+		ug.errorf(s.Pos, "REPLICATED_REGION inside a parallel loop: every processor runs the loop's body already; leave the directive out")
+	}
+	_, after := ug.resume(e, s.Pos, cx, 0, ug.values(n, s.Pos, describe(s), ug.reads(n.body)))
+	inner := ctx{mode: replicated, block: cx.block}
+	if cx.exclusive() {
+		inner.block = cx.wait
+	}
+	if cx.mode == parallel {
+		inner.mode = parallel
+	}
+	ug.nodes(e, n.body, inner)
+	if n.end != nil {
+		ug.skip(e, n.end)
+	}
+	e.gen(s.Pos, after...)
+}
+
+// critical writes a critical section around its statements.
+func (ug *unitGen) critical(e *emitter, n *node, cx ctx) {
+	s := n.stmt
+	ug.skip(e, s)
+	ug.use("svm_critical_begin", "svm_critical_end")
+	e.gen(s.Pos, callf("svm_critical_begin", "'"+criticalName(s.Dir.Name)+"'"))
+	ug.nodes(e, n.body, cx)
+	if n.end != nil {
+		ug.skip(e, n.end)
+		e.gen(n.end.Pos, callf("svm_critical_end", "'"+criticalName(s.Dir.Name)+"'"))
+	}
 }
 
 func criticalName(name string) string {
@@ -369,552 +517,293 @@ func criticalName(name string) string {
 	return name
 }
 
-func criticalNameOrUnnamed(name string) string {
-	if name == "" {
-		return "(unnamed)"
-	}
-	return name
-}
-
-// templateOp writes CREATE, DESTROY, UNDEF and (RE)DISTRIBUTE.
-func (ug *unitGen) templateOp(e *emitter, s *syntax.Stmt, label int) {
+// directive writes a directive that stands alone.
+func (ug *unitGen) directive(e *emitter, n *node, cx ctx) {
+	s := n.stmt
 	d := s.Dir
-	switch d.Kind {
-	case syntax.DirCreate:
-		for _, x := range d.Decls {
-			t := ug.template(x.Pos, x.Name)
-			if t == nil {
-				continue
-			}
-			if len(x.Dims) != len(t.decl.Dims) {
-				ug.errorf(x.Pos, "CREATE %s with %d bounds; template %s has rank %d", x.Name, len(x.Dims), x.Name, len(t.decl.Dims))
-				continue
-			}
-			ug.use("svm_template_create")
-			e.stmt(s.Pos, label, fmt.Sprintf("call svm_template_create(%s, %s)", t.handle, boundsArrays(x.Dims)))
-			label = 0
-		}
-	case syntax.DirDestroy, syntax.DirUndef:
-		call := map[syntax.DirKind]string{syntax.DirDestroy: "svm_template_destroy", syntax.DirUndef: "svm_template_undef"}[d.Kind]
-		for _, name := range d.Names {
-			t := ug.template(s.Pos, name)
-			if t == nil {
-				continue
-			}
-			t.distributed = false
-			ug.use(call)
-			e.stmt(s.Pos, label, fmt.Sprintf("call %s(%s)", call, t.handle))
-			label = 0
-		}
-	default:
-		ug.distribute(e, s, label)
-	}
-}
-
-func (ug *unitGen) template(pos syntax.Pos, name string) *template {
-	t := ug.templates[name]
-	if t == nil {
-		if ug.arrangements[name] != nil {
-			ug.errorf(pos, "%s is a processor arrangement, not a template", name)
-		} else {
-			ug.errorf(pos, "template %s is not declared in this unit (TEMPLATE:: %s(...))", name, name)
-		}
-	}
-	return t
-}
-
-func (ug *unitGen) arrangement(pos syntax.Pos, name string) *arrangement {
-	a := ug.arrangements[name]
-	if a == nil {
-		if ug.templates[name] != nil {
-			ug.errorf(pos, "%s is a template, not a processor arrangement", name)
-		} else {
-			ug.errorf(pos, "processor arrangement %s is not declared in this unit (PROCESSORS:: %s(...))", name, name)
-		}
-	}
-	return a
-}
-
-// distribute writes a DISTRIBUTE or REDISTRIBUTE of each target template.
-func (ug *unitGen) distribute(e *emitter, s *syntax.Stmt, label int) {
-	d := s.Dir.Dist
-	if d == nil {
-		return
-	}
-	redistribute := s.Dir.Kind == syntax.DirRedistribute
-	for _, name := range d.Targets {
-		t := ug.template(s.Pos, name)
-		if t == nil {
-			continue
-		}
-		var ok bool
-		switch {
-		case d.Var != "" && d.Home != "":
-			ok = ug.linked(e, s, t, label)
-		case d.Var != "":
-			ok = ug.indirect(e, s, t, label)
-		default:
-			ok = ug.standard(e, s, t, label, redistribute)
-		}
-		if ok {
-			t.distributed = true
-			label = 0
-		}
-	}
-}
-
-func (ug *unitGen) standard(e *emitter, s *syntax.Stmt, t *template, label int, redistribute bool) bool {
-	d := s.Dir.Dist
-	a := ug.arrangement(s.Pos, d.Onto)
-	if a == nil {
-		return false
-	}
-	if len(d.Formats) != len(t.decl.Dims) {
-		ug.errorf(s.Pos, "template %s of rank %d needs %d distribution formats, not %d", t.name, len(t.decl.Dims), len(t.decl.Dims), len(d.Formats))
-		return false
-	}
-	var fmts, segs, sizes []string
-	distributed := 0
-	for _, f := range d.Formats {
-		seg := "0"
-		switch f.Format {
-		case syntax.DistBlock:
-			fmts = append(fmts, "svm_block")
-		case syntax.DistCyclic:
-			fmts = append(fmts, "svm_cyclic")
-			if f.Arg.Text != "" {
-				seg = "(" + f.Arg.Text + ")"
-			}
-		case syntax.DistGeneralBlock:
-			fmts = append(fmts, "svm_general_block")
-			if f.Arg.Text == "" {
-				ug.errorf(s.Pos, "GENERAL_BLOCK needs its block sizes: GENERAL_BLOCK(SIZES)")
-				return false
-			}
-			sizes = append(sizes, f.Arg.Text)
-		case syntax.DistCollapsed:
-			fmts = append(fmts, "svm_collapsed")
-		default:
-			ug.errorf(s.Pos, "an indirect or linked distribution has the form DISTRIBUTE (I) ONTO ...")
-			return false
-		}
-		if f.Format != syntax.DistCollapsed {
-			distributed++
-		}
-		segs = append(segs, seg)
-	}
-	if distributed != len(a.decl.Dims) {
-		ug.errorf(s.Pos, "mismatched ranks: template %s has %d distributed dimensions, arrangement %s has rank %d", t.name, distributed, a.name, len(a.decl.Dims))
-		return false
-	}
-	call := "svm_distribute"
-	if redistribute {
-		call = "svm_redistribute"
-	}
-	args := fmt.Sprintf("%s, %s, [%s], [%s]", t.handle, a.handle, strings.Join(fmts, ", "), strings.Join(segs, ", "))
-	if len(sizes) > 0 {
-		args += ", [" + strings.Join(sizes, ", ") + "]"
-	}
-	ug.use(call)
-	for _, f := range fmts {
-		ug.use(f)
-	}
-	e.stmt(s.Pos, label, fmt.Sprintf("call %s(%s)", call, args))
-	return true
-}
-
-// elementLoop writes a loop of the generated index svm_i over rank-1
-// template t's elements, with body lines; it returns false (after an
-// error) when t is not rank 1.
-func (ug *unitGen) elementLoop(e *emitter, s *syntax.Stmt, t *template, label int, body ...string) bool {
-	if len(t.decl.Dims) != 1 {
-		ug.errorf(s.Pos, "indirect and linked distributions are for rank-1 templates; %s has rank %d", t.name, len(t.decl.Dims))
-		return false
-	}
-	ug.use("svm_template_lbound", "svm_template_ubound")
-	i := ug.intVar("svm_i")
-	e.stmt(s.Pos, label, fmt.Sprintf("do %s = svm_template_lbound(%s, 1), svm_template_ubound(%s, 1)", i, t.handle, t.handle))
-	for _, l := range body {
-		e.stmt(s.Pos, 0, "  "+l)
-	}
-	e.stmt(s.Pos, 0, "end do")
-	return true
-}
-
-func (ug *unitGen) indirect(e *emitter, s *syntax.Stmt, t *template, label int) bool {
-	d := s.Dir.Dist
-	a := ug.arrangement(s.Pos, d.Onto)
-	if a == nil {
-		return false
-	}
-	if len(d.OntoArgs) != 1 || len(a.decl.Dims) != 1 {
-		ug.errorf(s.Pos, "an indirect distribution maps onto a rank-1 arrangement: DISTRIBUTE (I) ONTO P(MAP(I))")
-		return false
-	}
-	m := ug.variable("svm_map", "integer, allocatable :: svm_map(:)")
-	e.stmt(s.Pos, label, fmt.Sprintf("allocate(%s(svm_template_lbound(%s, 1):svm_template_ubound(%s, 1)))", m, t.handle, t.handle))
-	expr := substitute(d.OntoArgs[0].Text, d.Var, "svm_i")
-	if !ug.elementLoop(e, s, t, 0, fmt.Sprintf("%s(svm_i) = %s", m, expr)) {
-		return false
-	}
-	ug.use("svm_distribute_indirect")
-	e.stmt(s.Pos, 0, fmt.Sprintf("call svm_distribute_indirect(%s, %s, %s)", t.handle, a.handle, m))
-	e.stmt(s.Pos, 0, fmt.Sprintf("deallocate(%s)", m))
-	return true
-}
-
-func (ug *unitGen) linked(e *emitter, s *syntax.Stmt, t *template, label int) bool {
-	d := s.Dir.Dist
-	home := ug.template(s.Pos, d.Home)
-	if home == nil {
-		return false
-	}
-	if len(d.HomeArgs) != len(home.decl.Dims) {
-		ug.errorf(s.Pos, "HOME(%s(...)) has %d subscripts; template %s has rank %d", d.Home, len(d.HomeArgs), d.Home, len(home.decl.Dims))
-		return false
-	}
-	if !home.distributed {
-		ug.errorf(s.Pos, "linked to template %s, which is not distributed before this point", d.Home)
-		return false
-	}
-	m := ug.variable("svm_map", "integer, allocatable :: svm_map(:)")
-	r := len(home.decl.Dims)
-	e.stmt(s.Pos, label, fmt.Sprintf("allocate(%s(%d*(svm_template_ubound(%s, 1) - svm_template_lbound(%s, 1) + 1)))", m, r, t.handle, t.handle))
-	var body []string
-	for k, x := range d.HomeArgs {
-		body = append(body, fmt.Sprintf("%s(%d*(svm_i - svm_template_lbound(%s, 1)) + %d) = %s", m, r, t.handle, k+1, substitute(x.Text, d.Var, "svm_i")))
-	}
-	if !ug.elementLoop(e, s, t, 0, body...) {
-		return false
-	}
-	ug.use("svm_distribute_linked")
-	e.stmt(s.Pos, 0, fmt.Sprintf("call svm_distribute_linked(%s, %s, %s)", t.handle, home.handle, m))
-	e.stmt(s.Pos, 0, fmt.Sprintf("deallocate(%s)", m))
-	return true
-}
-
-// psection opens a parallel section construct: the sections are counted
-// now, so the runtime can place them.
-func (ug *unitGen) psection(e *emitter, i int, open *[]*construct) {
-	s := ug.stmts[i]
-	if ug.pdoBody {
-		ug.errorf(s.Pos, "PSECTION inside a parallel loop")
-		return
-	}
-	n, depth := 0, 0
-	var on []string
-	firstSection := -1
-	for j := i + 1; j < len(ug.stmts); j++ {
-		t := ug.stmts[j]
-		if t.Kind != syntax.KindDirective {
-			if depth == 0 && firstSection < 0 {
-				ug.errorf(t.Pos, "a statement between PSECTION and its first SECTION")
-				firstSection = j
-			}
-			continue
-		}
-		switch t.Dir.Kind {
-		case syntax.DirPSection:
-			depth++
-		case syntax.DirPSectionEnd:
-			depth--
-		case syntax.DirSection:
-			if depth == 0 {
-				n++
-				on = append(on, t.Dir.On)
-				if firstSection < 0 {
-					firstSection = j
-				}
-			}
-		}
-		if depth < 0 {
-			break
-		}
-	}
-	if n == 0 {
-		ug.errorf(s.Pos, "PSECTION without a SECTION")
-	}
-	var sizes []string
-	for _, name := range on {
-		if name == "" {
-			continue
-		}
-		if a := ug.arrangement(s.Pos, name); a != nil {
-			sizes = append(sizes, a.procs)
-		}
-	}
-	if len(sizes) != 0 && len(sizes) != n {
-		ug.errorf(s.Pos, "some SECTIONs name processors (ON P) and some do not: name them for all or none")
-		sizes = nil
-	}
-	label, after := ug.reactivate(e, s.Pos, 0)
-	ug.sections++
-	sel := ug.intVar("svm_s" + strconv.Itoa(ug.sections))
-	ug.use("svm_sections_begin", "svm_section_next")
-	call := fmt.Sprintf("call svm_sections_begin(%d)", n)
-	if len(sizes) > 0 {
-		call = fmt.Sprintf("call svm_sections_begin(%d, [%s])", n, strings.Join(sizes, ", "))
-	}
-	e.stmt(s.Pos, label, call)
-	e.stmt(s.Pos, 0, "do")
-	e.stmt(s.Pos, 0, fmt.Sprintf("  %s = svm_section_next()", sel))
-	e.stmt(s.Pos, 0, fmt.Sprintf("  if (%s .eq. 0) exit", sel))
-	*open = append(*open, &construct{kind: syntax.DirPSection, pos: s.Pos, after: after, selector: sel,
-		depth: ug.blockDepth, savedExcl: ug.excl})
-	ug.excl = nil // a section is a task of its own set, in replicated mode
-}
-
-var constructName = regexp.MustCompile(`^\s*([A-Za-z][A-Za-z0-9_]*)\s*:\s*[Dd][Oo]`)
-
-// pdo translates a PDO directive and the DO nest after it; it returns the
-// index of the directive (the nest's statements follow in the main loop).
-func (ug *unitGen) pdo(e *emitter, i int, closers map[int][]func(*emitter)) int {
-	s := ug.stmts[i]
-	p := s.Dir.PDO
-	if ug.pdoBody {
-		ug.errorf(s.Pos, "PDO inside a parallel loop: nested parallel loops need PSECTION")
-		return i
-	}
-	if p == nil || len(p.Loops) == 0 {
-		ug.errorf(s.Pos, "PDO needs LOOPS(...)")
-		return i
-	}
-	// The nest: tightly nested DO statements for the LOOPS indices.
-	var dos []*syntax.Stmt
-	for k, v := range p.Loops {
-		j := i + 1 + k
-		if j >= len(ug.stmts) || ug.stmts[j].Kind != syntax.KindDo || ug.stmts[j].Do == nil {
-			if k == 0 {
-				ug.errorf(s.Pos, "PDO (LOOPS(%s)) must be followed by DO %s = ...", strings.Join(p.Loops, ", "), v)
-			} else {
-				ug.errorf(s.Pos, "LOOPS(%s): the DO %s loop must follow the DO %s statement directly (tightly nested)", strings.Join(p.Loops, ", "), v, p.Loops[k-1])
-			}
-			return i
-		}
-		d := ug.stmts[j].Do
-		if d.While || d.Var == "" {
-			ug.errorf(ug.stmts[j].Pos, "a parallel loop needs a DO with an index, not DO WHILE")
-			return i
-		}
-		if d.Var != strings.ToUpper(v) {
-			ug.errorf(ug.stmts[j].Pos, "PDO LOOPS names %s here, but this DO's index is %s", v, d.Var)
-			return i
-		}
-		if st := strings.TrimSpace(d.Step.Text); st != "" && st != "1" && st != "+1" {
-			ug.errorf(ug.stmts[j].Pos, "parallel loop %s has step %s; PDO loops need step 1", d.Var, st)
-			return i
-		}
-		if slices.Contains(p.Loops[:k], v) {
-			ug.errorf(s.Pos, "LOOPS names %s twice", v)
-			return i
-		}
-		dos = append(dos, ug.stmts[j])
-	}
-	end, ok := ug.doEnd[i+1]
-	if !ok {
-		ug.errorf(dos[0].Pos, "the DO loop after PDO has no end")
-		return i
-	}
-	if p.Strategy == syntax.StratOnHome {
-		// The runtime gets every bound at the start of the loop.
-		for k := 1; k < len(dos); k++ {
-			for _, outer := range p.Loops[:k] {
-				for _, x := range []syntax.Expr{dos[k].Do.Lo, dos[k].Do.Hi} {
-					if slices.Contains(identifiers(x.Text), strings.ToUpper(outer)) {
-						ug.errorf(dos[k].Pos, "the bounds of parallel loop %s depend on %s; with this strategy every bound of LOOPS is fixed when the loop starts", dos[k].Do.Var, outer)
-						return i
-					}
-				}
-			}
-		}
-	}
-	label, after := ug.reactivate(e, s.Pos, 0)
-	var close []func(*emitter)
-	switch p.Strategy {
-	case syntax.StratBlock:
-		ug.use("numproc", "myprocset", "svm_pset_barrier")
-		l0, n, b, l, u := ug.intVar("svm_l0"), ug.intVar("svm_n"), ug.intVar("svm_b"), ug.intVar("svm_l"), ug.intVar("svm_u")
-		d := dos[0].Do
-		e.stmt(s.Pos, label, fmt.Sprintf("%s = (%s)", l0, d.Lo.Text))
-		e.stmt(s.Pos, 0, fmt.Sprintf("%s = (%s) - %s + 1", n, d.Hi.Text, l0))
-		e.stmt(s.Pos, 0, fmt.Sprintf("%s = max(0, (%s + numproc() - 1)/numproc())", b, n))
-		e.stmt(s.Pos, 0, fmt.Sprintf("%s = %s + myprocset()*%s", l, l0, b))
-		e.stmt(s.Pos, 0, fmt.Sprintf("%s = min(%s + %s - 1, %s + %s - 1)", u, l, b, l0, n))
-		ug.doHeader(e, dos[0], l, u)
-		for _, k := range dos[1:] {
-			ug.pass(e, k)
-		}
-		close = append(close, func(e *emitter) { e.stmt(s.Pos, 0, "call svm_pset_barrier()") })
-	case syntax.StratCyclic:
-		ug.use("numproc", "myprocset", "svm_pset_barrier")
-		l0, u0, c, k := ug.intVar("svm_l0"), ug.intVar("svm_u"), ug.intVar("svm_c"), ug.intVar("svm_k")
-		d := dos[0].Do
-		chunk := p.Chunk.Text
-		if chunk == "" {
-			chunk = "1"
-		}
-		e.stmt(s.Pos, label, fmt.Sprintf("%s = (%s)", l0, d.Lo.Text))
-		e.stmt(s.Pos, 0, fmt.Sprintf("%s = (%s)", u0, d.Hi.Text))
-		e.stmt(s.Pos, 0, fmt.Sprintf("%s = max(1, (%s))", c, chunk))
-		e.stmt(s.Pos, 0, fmt.Sprintf("do %s = %s + myprocset()*%s, %s, numproc()*%s", k, l0, c, u0, c))
-		ug.doHeader(e, dos[0], k, fmt.Sprintf("min(%s + %s - 1, %s)", k, c, u0))
-		for _, k := range dos[1:] {
-			ug.pass(e, k)
-		}
-		close = append(close, func(e *emitter) {
-			e.stmt(s.Pos, 0, "end do")
-			e.stmt(s.Pos, 0, "call svm_pset_barrier()")
-		})
-	default:
-		if !ug.runtimeLoop(e, s, p, dos, label) {
-			return i
-		}
-		close = append(close, func(e *emitter) { e.stmt(s.Pos, 0, "end do") })
-	}
-	ug.pdoBody = true
-	savedExcl := ug.excl
-	ug.excl = nil
-	close = append(close, func(e *emitter) {
-		ug.pdoBody = false
-		ug.excl = savedExcl
-	}, after)
-	closers[end] = append(closers[end], close...)
-	// The nest's DO statements are written; the main loop goes on inside.
-	ug.blockDepth += len(dos)
-	return i + len(dos)
-}
-
-// doHeader writes a parallel loop's DO statement with new bounds, keeping
-// its label, terminating label and construct name.
-func (ug *unitGen) doHeader(e *emitter, s *syntax.Stmt, lo, hi string) {
 	ug.skip(e, s)
-	d := s.Do
-	head := "do "
-	if m := constructName.FindStringSubmatch(s.Text); m != nil {
-		head = m[1] + ": do "
-	}
-	if d.TermLabel != 0 {
-		head += strconv.Itoa(d.TermLabel) + " "
-	}
-	e.stmt(s.Pos, s.Label, fmt.Sprintf("%s%s = %s, %s", head, d.Var, lo, hi))
-}
-
-// runtimeLoop writes an ON_HOME, DYNAMIC or SEMI_DYNAMIC loop: its boxes
-// come from the runtime.
-func (ug *unitGen) runtimeLoop(e *emitter, s *syntax.Stmt, p *syntax.PDOSpec, all []*syntax.Stmt, label int) bool {
-	dos := all
-	// dim[v] is the runtime dimension of loop index v; order lists the
-	// loops by runtime dimension.
-	dim := map[string]int{}
-	var strategy, extra string
-	offsets := make([]string, len(dos))
-	order := make([]*syntax.Stmt, len(dos))
-	switch p.Strategy {
-	case syntax.StratOnHome:
-		t := ug.template(s.Pos, p.Template)
-		if t == nil {
-			return false
+	switch d.Kind {
+	case syntax.DirProcessors, syntax.DirTemplate, syntax.DirShared:
+		// Reported by collect.
+	case syntax.DirBarrier:
+		if cx.mode == parallel {
+			ug.errorf(s.Pos, "BARRIER inside a parallel loop: the processors run different iterations and would not meet")
+			return
 		}
-		if !t.distributed {
-			ug.errorf(s.Pos, "ON_HOME on template %s, which is not distributed before this loop", t.name)
-			return false
+		label, after := ug.resume(e, s.Pos, cx, 0, nil)
+		ug.use("svm_pset_barrier")
+		e.gen(s.Pos, labelled(label, callf("svm_pset_barrier")))
+		e.gen(s.Pos, after...)
+	case syntax.DirPageLock, syntax.DirPageUnlock:
+		call := "svm_page_lock"
+		if d.Kind == syntax.DirPageUnlock {
+			call = "svm_page_unlock"
 		}
-		if len(p.Subscripts) != len(t.decl.Dims) {
-			ug.errorf(s.Pos, "ON_HOME(%s(...)) has %d subscripts; template %s has rank %d", t.name, len(p.Subscripts), t.name, len(t.decl.Dims))
-			return false
-		}
-		if len(p.Subscripts) != len(dos) {
-			ug.errorf(s.Pos, "ON_HOME(%s(...)) has %d subscripts for %d LOOPS indices: each index appears in one subscript", t.name, len(p.Subscripts), len(dos))
-			return false
-		}
-		for k, x := range p.Subscripts {
-			v, off, ok := subscript(x.Text)
-			j := slices.IndexFunc(dos, func(d *syntax.Stmt) bool { return d.Do.Var == v })
-			if !ok || j < 0 {
-				ug.errorf(x.Pos, "ON_HOME subscript %s: write a LOOPS index plus or minus a constant (I, I+1, J-2)", x.Text)
-				return false
+		for _, x := range d.Vars {
+			var v *sharedVar
+			if len(x.Names) == 1 && x.Names[0].Off == 0 && len(x.Names[0].Name) == len(x.Text) {
+				v = ug.sharedByName[x.Names[0].Name]
 			}
-			if _, dup := dim[v]; dup {
-				ug.errorf(x.Pos, "ON_HOME names loop index %s twice", v)
-				return false
+			if v == nil {
+				ug.errorf(x.Pos, "%s(%s): page locks take whole shared variables, and %s is not one (SHARED:: %s)", d.Kind, x.Text, x.Text, x.Text)
+				continue
 			}
-			dim[v], offsets[k], order[k] = k, off, dos[j]
+			ug.use(call, "svm_pointer")
+			e.gen(s.Pos, callf(call, "svm_pointer("+v.ptr+")", ug.byteSize(v.name)))
 		}
-		strategy, extra = "svm_sched_on_home", fmt.Sprintf(", t=%s, offsets=[%s]", t.handle, strings.Join(offsets, ", "))
-	case syntax.StratDynamic, syntax.StratSemiDynamic:
-		// Chunks of the outermost loop; the inner LOOPS run whole, as
-		// written (their bounds may depend on the outer index).
-		dos, order = dos[:1], order[:1]
-		dim[dos[0].Do.Var], order[0] = 0, dos[0]
-		strategy = "svm_sched_dynamic"
-		if p.Chunk.Text != "" {
-			extra = fmt.Sprintf(", chunk=(%s)", p.Chunk.Text)
+	case syntax.DirCreate, syntax.DirDestroy, syntax.DirUndef, syntax.DirDistribute, syntax.DirRedistribute:
+		if cx.mode == parallel {
+			ug.errorf(s.Pos, "%s inside a parallel loop: every processor of the set must carry it out", d.Kind)
+			return
 		}
-		if p.Strategy == syntax.StratSemiDynamic {
-			t := ug.template(s.Pos, p.Template)
-			if t == nil {
-				return false
-			}
-			if len(t.decl.Dims) != 1 {
-				ug.errorf(s.Pos, "SEMI_DYNAMIC records the schedule of the outermost loop in a rank-1 template; %s has rank %d", t.name, len(t.decl.Dims))
-				return false
-			}
-			strategy = "svm_sched_semi_dynamic"
-			extra += ", t=" + t.handle
+		label, after := ug.resume(e, s.Pos, cx, 0, ug.values(n, s.Pos, describe(s), ug.readNames(directiveNames(d))))
+		code := ug.templateOp(s)
+		if len(code) > 0 {
+			code[0] = labelled(label, code[0])
 		}
+		e.gen(s.Pos, code...)
+		e.gen(s.Pos, after...)
 	default:
-		ug.errorf(s.Pos, "unknown loop strategy")
-		return false
+		ug.errorf(s.Pos, "directive %s is not supported here", d.Kind)
 	}
-	var lo, hi []string
-	for _, d := range order {
-		lo, hi = append(lo, "("+d.Do.Lo.Text+")"), append(hi, "("+d.Do.Hi.Text+")")
-	}
-	h := ug.intVar("svm_h")
-	bl := ug.variable("svm_lo", "integer svm_lo(7)")
-	bh := ug.variable("svm_hi", "integer svm_hi(7)")
-	ug.use("svm_loop_begin", "svm_loop_next", strategy)
-	e.stmt(s.Pos, label, fmt.Sprintf("%s = svm_loop_begin(%s, [%s], [%s]%s)", h, strategy, strings.Join(lo, ", "), strings.Join(hi, ", "), extra))
-	e.stmt(s.Pos, 0, fmt.Sprintf("do while (svm_loop_next(%s, %s(1:%d), %s(1:%d)))", h, bl, len(dos), bh, len(dos)))
-	for _, d := range dos {
-		k := dim[d.Do.Var] + 1
-		ug.doHeader(e, d, fmt.Sprintf("%s(%d)", bl, k), fmt.Sprintf("%s(%d)", bh, k))
-	}
-	for _, d := range all[len(dos):] {
-		ug.pass(e, d)
-	}
-	return true
 }
 
-// subscript reads an ON_HOME subscript: an index, plus or minus an integer
-// constant.
-func subscript(text string) (string, string, bool) {
-	t := strings.ReplaceAll(text, " ", "")
-	i := strings.IndexAny(t, "+-")
-	if i < 0 {
-		if isName(t) {
-			return strings.ToUpper(t), "0", true
+// statement writes an ordinary executable statement.
+func (ug *unitGen) statement(e *emitter, n *node, cx ctx) {
+	s := n.stmt
+	inner := action(s)
+	if s.Kind == syntax.KindLogicalIf && ug.rewrites(n, cx) {
+		// IF (c) stmt becomes IF (c) THEN, stmt, END IF: its statement is
+		// checked as a statement of its own.
+		ug.checkCalls(&syntax.Stmt{Kind: syntax.KindIf, Pos: s.Pos, Cond: s.Cond}, cx)
+		ug.block(e, &node{kind: ifNode, stmt: s, parent: n.parent, part: n.part,
+			parts: []*part{{stmt: s, body: []*node{{kind: leafNode, stmt: inner, parent: n.parent, part: n.part}}}}}, cx)
+		return
+	}
+	ug.checkCalls(s, cx)
+	ug.checkBranches(n, cx)
+	switch inner.Kind {
+	case syntax.KindIO:
+		ug.checkIO(s, cx)
+	case syntax.KindReturn:
+		e.gen(s.Pos, ug.returnStmt(n, cx)...)
+		ug.skip(e, s)
+		return
+	case syntax.KindStop:
+		if cx.exclusive() {
+			ug.skip(e, s)
+			stop := ug.send(cx, codeStop, nil)
+			stop[0] = labelled(s.Label, stop[0])
+			e.gen(s.Pos, stop...)
+			e.gen(s.Pos, simple{text: strings.TrimSpace(s.Text)})
+			return
 		}
-		return "", "", false
+	case syntax.KindCall:
+		if callee := ug.coordinated(s); callee != nil && cx.mode != replicated {
+			ug.call(e, n, callee, cx)
+			return
+		}
 	}
-	v, c := t[:i], t[i:]
-	if !isName(v) {
-		return "", "", false
+	if leave := ug.leave(n, cx); leave != nil {
+		ug.skip(e, s)
+		leave[0] = labelled(s.Label, leave[0])
+		e.gen(s.Pos, leave...)
+		return
 	}
-	if _, err := strconv.Atoi(c); err != nil {
-		return "", "", false
-	}
-	return strings.ToUpper(v), c, true
+	ug.pass(e, s)
 }
 
-func isName(s string) bool {
-	if s == "" || !isLetter(s[0]) {
-		return false
+// rewrites reports whether a logical IF's statement needs generated code
+// around it, so that the IF becomes a block.
+func (ug *unitGen) rewrites(n *node, cx ctx) bool {
+	inner := n.stmt.Inner
+	switch inner.Kind {
+	case syntax.KindReturn:
+		return cx.exclusive() || ug.hasExitCode() && !ug.outline
+	case syntax.KindStop:
+		return cx.exclusive()
+	case syntax.KindCall:
+		return cx.mode != replicated && ug.coordinated(inner) != nil
 	}
-	for i := 1; i < len(s); i++ {
-		if !isLetter(s[i]) && !isDigit(s[i]) && s[i] != '_' {
-			return false
+	_, leaves := ug.leaving(n, cx)
+	return leaves
+}
+
+// checkIO warns about I/O that every processor of the set executes.
+func (ug *unitGen) checkIO(s *syntax.Stmt, cx ctx) {
+	if ug.internalIO(action(s)) {
+		return
+	}
+	switch {
+	case cx.mode == replicated:
+		ug.warnf(s.Pos, "I/O in replicated mode: every processor of the active set executes it (put it in an EXCLUSIVE_REGION)")
+	case cx.mode == dynamic && ug.modes&calledReplicated != 0:
+		how := "it has no caller in this build, so it may be called in replicated mode"
+		if ug.replicatedAt != (syntax.Pos{}) {
+			how = fmt.Sprintf("it is called in replicated mode at %s:%d", ug.replicatedAt.File, ug.replicatedAt.Line)
+		}
+		ug.warnf(s.Pos, "I/O in replicated mode: %s, where every processor of the active set executes it (put it in an EXCLUSIVE_REGION)", how)
+	}
+}
+
+// internalIO reports whether an I/O statement reads or writes a character
+// variable (an internal file), which is not I/O at all.
+func (ug *unitGen) internalIO(s *syntax.Stmt) bool {
+	unit, ok := s.IO.Spec("UNIT")
+	return ok && len(unit.Names) > 0 && ug.characters[unit.Names[0].Name]
+}
+
+// checkCalls checks the calls of a statement: functions that run SVM code
+// where the others cannot join them, subprograms that assign COMMON
+// blocks in exclusive mode.
+func (ug *unitGen) checkCalls(s *syntax.Stmt, cx ctx) {
+	ug.checkFunctions(s, cx)
+	ug.checkCommons(s, cx)
+}
+
+// checkFunctions reports references to functions that run SVM code where
+// the others cannot join them.
+func (ug *unitGen) checkFunctions(s *syntax.Stmt, cx ctx) {
+	where := ""
+	switch {
+	case cx.mode == exclusive, cx.mode == dynamic && ug.modes&calledExclusive != 0:
+		where = "in exclusive mode, where only the master evaluates expressions"
+	case cx.mode == parallel:
+		where = "inside a parallel loop, where each processor evaluates its own iterations"
+	default:
+		return
+	}
+	for _, n := range stmtNames(s) {
+		if n.Call && ug.kind(n) == functionName && ug.prog.svmUnit(n.Name) != nil {
+			ug.errorf(n.Pos, "function %s runs SVM code (parallel constructs), but it is referenced here %s and the other processors cannot join it: call it from replicated code, or make it a subroutine", n.Name, where)
 		}
 	}
-	return true
+}
+
+// hasExitCode reports whether the unit must run code before it returns:
+// free its shared variables, release its templates and arrangements.
+func (ug *unitGen) hasExitCode() bool {
+	return len(ug.templates)+len(ug.arrangements) > 0 ||
+		slices.ContainsFunc(ug.shared, func(v *sharedVar) bool { return v.common == "" })
+}
+
+// returnStmt is the code of a RETURN: in exclusive mode the master first
+// sends the others to the unit's end (with the values the caller may read
+// that it set in an exclusive region), then the unit's exit code.
+func (ug *unitGen) returnStmt(n *node, cx ctx) []fstmt {
+	s := action(n.stmt)
+	switch c := ug.construct(n); {
+	case cx.mode == parallel:
+		ug.errorf(s.Pos, "RETURN inside a parallel loop: the other processors run the loop's other iterations; leave the loop first")
+	case c != nil && c.kind == criticalNode, c != nil && c.kind == psectionNode:
+		ug.errorf(s.Pos, "RETURN inside %s: end it first", describe(c.stmt))
+	}
+	var out []fstmt
+	if cx.exclusive() {
+		var values []*sendVar
+		if region := ug.region(n); region != nil {
+			values = ug.values(n, s.Pos, "the caller", ug.liveOut(region))
+		}
+		if len(values) > 0 {
+			// The others take the values on their way out.
+			back := ug.label()
+			ug.use("svm_dispatch_send")
+			out = cx.masterGuard(append(ug.puts(values), callf("svm_dispatch_send", strconv.Itoa(ug.to(cx.wait, back))))...)
+			ug.tail = append(append(append(ug.tail, continueAt(back)), ug.gets(values)...), gotoLabel(ug.end(ug.top)))
+		} else {
+			out = ug.send(cx, codeReturn, nil)
+		}
+	}
+	if ug.hasExitCode() && !ug.outline {
+		out = append(out, ug.exitCode()...)
+	}
+	out = append(out, simple{text: strings.TrimSpace(s.Text)})
+	out[0] = labelled(n.stmt.Label, out[0])
+	return out
+}
+
+// region is the exclusive region n is in, nil if none.
+func (ug *unitGen) region(n *node) *node {
+	for p := n.parent; p != nil; p = p.parent {
+		if p.kind == exclusiveNode {
+			return p
+		}
+	}
+	return nil
+}
+
+// call writes a call, in exclusive or parallel mode, of a subprogram that
+// runs SVM code. In exclusive mode the call is coordinated: the master
+// dispatches the others to it, with the values its arguments need, and
+// tells the subprogram that it runs in exclusive mode (its master runs it,
+// the others wait in its dispatcher). Inside a parallel loop, each
+// processor calls it in a processor set of its own (the paper's
+// non-coordinated call).
+func (ug *unitGen) call(e *emitter, n *node, callee *unitGen, cx ctx) {
+	s := n.stmt
+	ug.skip(e, s)
+	text := simple{text: strings.TrimSpace(s.Text)}
+	if cx.mode == parallel {
+		ug.use("svm_pset_enter", "svm_pset_leave", "myprocset")
+		e.gen(s.Pos,
+			ifThen("svm_pset_enter([myprocset()], 1) .eq. 0", stmtf("error stop 'svm: a call in a parallel loop could not enter its processor set'")),
+			text, callf("svm_pset_leave"))
+		return
+	}
+	label, after := ug.resume(e, s.Pos, cx, s.Label, ug.values(n, s.Pos, "CALL "+s.Call.Name, ug.argumentReads(s, callee)))
+	flag := ".true."
+	if cx.mode == dynamic {
+		flag = "svm_xmode"
+	}
+	ug.variable("svm_xcall", "logical svm_xcall")
+	e.gen(s.Pos, labelled(label, assign("svm_xcall", flag)), text)
+	e.gen(s.Pos, after...)
+}
+
+// argumentReads lists the variables the others need to make a call with
+// the master's arguments: those in the arguments' subscripts and
+// expressions, the arguments themselves where the callee's declarations
+// read them (array bounds) or the code the others join in it reads them
+// (the callee sends its scalar arguments itself, but an array argument's
+// size only the caller may know), and the COMMON variables the callee's
+// declarations read.
+func (ug *unitGen) argumentReads(s *syntax.Stmt, callee *unitGen) []string {
+	var names []syntax.Name
+	for k, a := range s.Call.Args {
+		if len(a.Names) == 0 {
+			continue
+		}
+		first := a.Names[0]
+		designator := first.Off == 0 && ug.kind(first) == variableName
+		read := slices.Contains(callee.entryArgs, k) || ug.dims[first.Name] != nil && slices.Contains(callee.joinedArgs, k)
+		if !designator || read {
+			names = append(names, a.Names...)
+		} else {
+			names = append(names, a.Names[1:]...)
+		}
+	}
+	out := ug.readNames(names)
+	for block, vars := range callee.entryCommons {
+		mine, ok := ug.commonVars[block]
+		if !ok {
+			ug.errorf(s.Pos, "CALL %s in exclusive mode: %s's declarations read %s of COMMON /%s/, which this unit does not declare, so the master's values cannot reach the others: declare COMMON /%s/ here", s.Call.Name, s.Call.Name, strings.Join(vars, ", "), block, block)
+			continue
+		}
+		for _, v := range mine {
+			out = append(out, v.Name)
+		}
+	}
+	return out
+}
+
+// construct is the innermost SVM construct n is in (the section, for a
+// parallel section), nil if none.
+func (ug *unitGen) construct(n *node) *node {
+	for p := n; p.parent != nil; p = p.parent {
+		switch p.parent.kind {
+		case exclusiveNode, replicatedNode, criticalNode, pdoNode, psectionNode:
+			return p.parent
+		}
+	}
+	return nil
 }

@@ -5,6 +5,14 @@
 // unchanged, with line markers so that gfortran's messages and gdb point at
 // the original source.
 //
+// It works in three steps: each unit is analysed (its declarations, the
+// tree of its executable part: tree.go), then the program (which
+// subprograms run SVM code, how the build calls each: program.go), then
+// each unit is written, construct by construct, with the dispatch code of
+// exclusive mode (body.go, dispatch.go, directives.go). It never compiles
+// a program into one that prints another answer than the sequential
+// program without saying so: what it cannot make right is an error.
+//
 // The language is docs/svm-fortran.md. The driver (svmf build) reads the
 // files, calls Compile and runs gfortran on what it returns.
 package compile
@@ -43,8 +51,9 @@ type Output struct {
 // maxDiagnostics caps the diagnostics of one compilation.
 const maxDiagnostics = 100
 
-// Compile checks and translates sources together: a call from one of them
-// to a subprogram defined in any of them is coordinated (docs: Subprograms).
+// Compile checks and translates sources together: a subprogram defined in
+// any of them that runs parallel constructs inherits the execution mode of
+// its calls from the others (docs: Subprograms).
 // It returns the outputs when there is no error, and every diagnostic,
 // sorted, at most maxDiagnostics of them.
 func Compile(sources []Source, opts Options) ([]Output, []syntax.Diagnostic) {
@@ -65,30 +74,33 @@ func Compile(sources []Source, opts Options) ([]Output, []syntax.Diagnostic) {
 		diags = append(diags, ds...)
 		files = append(files, f)
 	}
-	subprograms := map[string]bool{}
+	prog := &program{units: map[string]*unitGen{}, modules: map[string]*unitGen{}}
+	var gens []*fileGen
 	for _, f := range files {
-		if f == nil {
-			continue
-		}
-		for _, u := range f.Units {
-			if u.Kind == syntax.Subroutine || u.Kind == syntax.Function {
-				subprograms[u.Name] = true
-			}
+		gens = append(gens, newFileGen(f, prog))
+	}
+	for _, g := range gens {
+		for _, ug := range g.units {
+			ug.collect()
 		}
 	}
-	var outs []Output
-	for i, f := range files {
-		if f == nil {
-			continue
+	prog.importModules(gens)
+	for _, g := range gens {
+		for _, ug := range g.units {
+			ug.analyse()
 		}
-		text, ds := generate(f, subprograms)
-		diags = append(diags, ds...)
+	}
+	prog.analyse(gens)
+	var outs []Output
+	for i, g := range gens {
+		text := g.generate()
+		diags = append(diags, g.diags...)
 		base := strings.TrimSuffix(filepath.Base(sources[i].Path), filepath.Ext(sources[i].Path))
 		ext := ".svm.f"
-		if f.Form == syntax.FormFree {
+		if g.file.Form == syntax.FormFree {
 			ext = ".svm.f90"
 		}
-		outs = append(outs, Output{Source: sources[i].Path, Name: base + ext, Form: f.Form, Text: text})
+		outs = append(outs, Output{Source: sources[i].Path, Name: base + ext, Form: g.file.Form, Text: text})
 	}
 	diags = sortDiagnostics(diags)
 	for _, d := range diags {

@@ -109,20 +109,24 @@ func TestDiagnosticsAreSortedAndCapped(t *testing.T) {
 	assert.True(t, slices.IsSortedFunc(diags[:len(diags)-1], func(a, b syntax.Diagnostic) int { return a.Pos.Line - b.Pos.Line }))
 }
 
-func TestTokens(t *testing.T) {
-	assert.Equal(t, "MAP(svm_i)+'I'", substitute("MAP(I)+'I'", "I", "svm_i"))
-	assert.Equal(t, "A(svm_i,1E3)+IJ", substitute("A(i,1E3)+IJ", "I", "svm_i"))
-	assert.Equal(t, []string{"X", "NUMPROC"}, identifiers("X*NUMPROC()+'NUMPROC'"))
-	cond, ok := ifCondition("IF (A(1).GT.(B)) RETURN")
-	assert.True(t, ok)
-	assert.Equal(t, "(A(1).GT.(B))", cond)
-	for text, want := range map[string][2]string{"I": {"I", "0"}, "j+1": {"J", "+1"}, "K-12": {"K", "-12"}} {
-		v, off, ok := subscript(text)
+// expr parses a free-form expression.
+func expr(t *testing.T, text string) syntax.Expr {
+	t.Helper()
+	f, diags := syntax.Parse("x.f90", []byte("x = "+text+"\nend\n"), syntax.Options{})
+	require.Empty(t, diags)
+	return f.Units[0].Stmts[0].Value
+}
+
+func TestExpressionHelpers(t *testing.T) {
+	assert.Equal(t, "MAP(svm_i)+'I'", indexed(expr(t, "MAP(I)+'I'"), "I"))
+	assert.Equal(t, "A(svm_i, 1E3) + IJ", indexed(expr(t, "A(i, 1E3) + IJ"), "I"))
+	for text, want := range map[string][2]string{"I": {"I", "0"}, "j+1": {"J", "+1"}, "K - 12": {"K", "-12"}} {
+		v, off, ok := subscript(expr(t, text))
 		assert.True(t, ok, text)
 		assert.Equal(t, want, [2]string{v, off}, text)
 	}
-	for _, bad := range []string{"2*I", "I+J", "I+N", "", "(I)"} {
-		_, _, ok := subscript(bad)
+	for _, bad := range []string{"2*I", "I+J", "I+N", "(I)", "F(I)"} {
+		_, _, ok := subscript(expr(t, bad))
 		assert.False(t, ok, bad)
 	}
 }

@@ -59,4 +59,11 @@ func (e *emitter) stmt(pos syntax.Pos, label int, text string) {
 	e.atLine = -1
 }
 
+// gen writes generated statements, attributed to pos.
+func (e *emitter) gen(pos syntax.Pos, stmts ...fstmt) {
+	for _, l := range block(nil, stmts, 0) {
+		e.stmt(pos, l.label, l.text)
+	}
+}
+
 func (e *emitter) bytes() []byte { return []byte(e.b.String()) }

@@ -1,6 +1,7 @@
 package compile
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,21 +12,30 @@ import (
 
 // fileGen translates one file, unit after unit.
 type fileGen struct {
-	file        *syntax.File
-	out         *emitter
-	subprograms map[string]bool
-	diags       []syntax.Diagnostic
+	file  *syntax.File
+	out   *emitter
+	prog  *program
+	units []*unitGen
+	diags []syntax.Diagnostic
 	// next is the next physical line of the file not yet written.
 	next int
 }
 
-func generate(f *syntax.File, subprograms map[string]bool) ([]byte, []syntax.Diagnostic) {
-	g := &fileGen{file: f, out: &emitter{form: f.Form}, subprograms: subprograms, next: 1}
+func newFileGen(f *syntax.File, prog *program) *fileGen {
+	g := &fileGen{file: f, out: &emitter{form: f.Form}, prog: prog, next: 1}
 	for _, u := range f.Units {
-		newUnitGen(g, u).generate()
+		g.units = append(g.units, newUnitGen(g, u))
 	}
-	g.rawUpTo(g.out, len(f.Lines)) // trailing comments
-	return g.out.bytes(), g.diags
+	return g
+}
+
+// generate writes the file; the program's units have been analysed.
+func (g *fileGen) generate() []byte {
+	for _, ug := range g.units {
+		ug.generate()
+	}
+	g.rawUpTo(g.out, len(g.file.Lines)) // trailing comments
+	return g.out.bytes()
 }
 
 func (g *fileGen) errorf(pos syntax.Pos, format string, args ...any) {
@@ -75,12 +85,14 @@ type sharedVar struct {
 	common string // the shared COMMON block it is in, "" if none
 }
 
-// unitGen translates one program unit.
+// unitGen translates one program unit: analyse reads it (declarations,
+// the tree of its executable part, its calls), then, once the program's
+// units are all analysed, generate writes it.
 type unitGen struct {
 	*fileGen
+	*symbols
 	u     *syntax.Unit
 	stmts []*syntax.Stmt // INCLUDEs expanded
-	doEnd map[int]int
 	// first executable statement, and where the unit's exit code goes
 	// (CONTAINS or END).
 	firstExec, exit int
@@ -91,18 +103,19 @@ type unitGen struct {
 	arrOrder     []string
 	shared       []*sharedVar
 	sharedByName map[string]*sharedVar
-	// sharedCommons are the COMMON blocks named SHARED, in order, with
-	// their variables as the unit's COMMON statements list them.
+	// sharedCommons are the COMMON blocks named SHARED, in order.
 	sharedCommons []string
-	commonVars    map[string][]syntax.Entity
-	declared      map[string]bool
-	characters    map[string]bool // declared CHARACTER: an I/O unit of that name is an internal file
-	dummies       map[string]bool
-	initialised   map[string]bool // in DATA statements
-	equivalenced  map[string]bool // in EQUIVALENCE statements
-	saved         map[string]bool // named in SAVE statements
-	constants     map[string]bool // PARAMETERs
-	specDists     []*syntax.Stmt  // DISTRIBUTEs of the specification part
+	specDists     []*syntax.Stmt // DISTRIBUTEs of the specification part
+	// intrinsicDecls are the declarations that name NUMPROC or MYPROCSET.
+	intrinsicDecls map[string]syntax.Pos
+
+	// includedBy maps each statement of an INCLUDE file to the INCLUDE
+	// line of this file that brought it in.
+	includedBy map[*syntax.Stmt]*syntax.Stmt
+
+	tree   []*node
+	labels map[int]*node // statement label -> its node
+	unitFacts
 
 	// outline: the executable part becomes an internal subroutine taking
 	// the shared variables as dummy arguments (see outlined).
@@ -112,76 +125,35 @@ type unitGen struct {
 	vars      map[string]string // generated variables: name -> declaration
 	uses      map[string]bool   // module svm entities used
 	nextLabel int
-	// control state while the body is generated
-	excl       *exclusiveRegion
-	sections   int // nesting depth of PSECTION constructs
-	pdoBody    bool
-	blockDepth int // DO and IF blocks open
-}
-
-type exclusiveRegion struct {
-	pos        syntax.Pos
-	dispatcher int   // label of the non-masters' dispatch code
-	end        int   // label after the region
-	targets    []int // labels of the continuation codes 2, 3, ...
-	depth      int   // blockDepth at the region's start
+	dispatch  // dispatch codes and the unit's scopes
 }
 
 func newUnitGen(g *fileGen, u *syntax.Unit) *unitGen {
-	ug := &unitGen{fileGen: g, u: u,
+	ug := &unitGen{fileGen: g, u: u, symbols: newSymbols(u),
 		arrangements: map[string]*arrangement{}, templates: map[string]*template{},
-		sharedByName: map[string]*sharedVar{}, commonVars: map[string][]syntax.Entity{},
-		declared: map[string]bool{}, characters: map[string]bool{}, dummies: map[string]bool{}, initialised: map[string]bool{},
-		equivalenced: map[string]bool{}, saved: map[string]bool{}, constants: map[string]bool{},
+		sharedByName: map[string]*sharedVar{}, intrinsicDecls: map[string]syntax.Pos{},
 		vars: map[string]string{}, uses: map[string]bool{}, nextLabel: 90000}
-	ug.stmts = flatten(u.Stmts)
-	ug.doEnd = matchDos(ug.stmts)
-	for _, a := range u.Args {
-		ug.dummies[strings.ToUpper(a)] = true
-	}
+	ug.includedBy = map[*syntax.Stmt]*syntax.Stmt{}
+	ug.stmts = ug.flatten(u.Stmts, nil)
 	return ug
 }
 
-// flatten replaces INCLUDE statements by the statements they include.
-func flatten(stmts []*syntax.Stmt) []*syntax.Stmt {
+// flatten replaces INCLUDE statements by the statements they include,
+// noting for each the INCLUDE line of the file that brought it in (inc,
+// nil for the file's own statements).
+func (ug *unitGen) flatten(stmts []*syntax.Stmt, inc *syntax.Stmt) []*syntax.Stmt {
 	var out []*syntax.Stmt
 	for _, s := range stmts {
 		if s.Kind == syntax.KindInclude {
-			out = append(out, flatten(s.Included)...)
+			out = append(out, ug.flatten(s.Included, cmp.Or(inc, s))...)
 			continue
+		}
+		if inc != nil {
+			ug.includedBy[s] = inc
 		}
 		out = append(out, s)
 	}
 	return out
-}
-
-// matchDos maps each DO statement's index to the index of the statement
-// that ends it: the END DO of a block DO, the labelled statement of a
-// DO 10 (shared terminators included).
-func matchDos(stmts []*syntax.Stmt) map[int]int {
-	end := map[int]int{}
-	var open []int
-	for j, s := range stmts {
-		if s.Label != 0 {
-			closed := false
-			for len(open) > 0 && stmts[open[len(open)-1]].Do.TermLabel == s.Label {
-				end[open[len(open)-1]] = j
-				open = open[:len(open)-1]
-				closed = true
-			}
-			if closed {
-				continue
-			}
-		}
-		if s.Kind == syntax.KindEndDo && len(open) > 0 && stmts[open[len(open)-1]].Do.TermLabel == 0 {
-			end[open[len(open)-1]] = j
-			open = open[:len(open)-1]
-		}
-		if s.Kind == syntax.KindDo && s.Do != nil {
-			open = append(open, j)
-		}
-	}
-	return end
 }
 
 func (ug *unitGen) use(names ...string) {
@@ -203,13 +175,42 @@ func (ug *unitGen) label() int {
 	return ug.nextLabel
 }
 
+// analyse reads the unit's executable part: its tree and the facts the
+// program's analysis needs; collect has read its declarations.
+func (ug *unitGen) analyse() {
+	if len(ug.stmts) == 0 {
+		return
+	}
+	ug.tree = ug.buildTree()
+	ug.facts()
+}
+
 // generate writes the unit: its header, USE svm, the specification part,
 // the generated declarations and entry code, and the translated body.
 func (ug *unitGen) generate() {
 	if len(ug.stmts) == 0 {
 		return
 	}
-	ug.collect()
+	if !ug.svm {
+		// Nothing to translate: the unit as written, with the module
+		// svm's intrinsics when it refers to them.
+		ug.pass(ug.out, ug.stmts[0])
+		if ug.intrinsicRefs {
+			ug.use("numproc", "myprocset")
+			ug.writeUses(ug.stmts[0].Pos)
+		}
+		for _, s := range ug.stmts[1:] {
+			ug.pass(ug.out, s)
+		}
+		return
+	}
+	if ug.svm {
+		for _, s := range ug.stmts[:ug.exit] {
+			if s.Kind == syntax.KindEntry {
+				ug.errorf(s.Pos, "ENTRY in %s, which runs SVM code: the compiler does not translate other entry points; make %s a subprogram of its own", describeUnit(ug.u), s.Name)
+			}
+		}
+	}
 	ug.outline = ug.outlined()
 	header, spec, entry, body := &emitter{form: ug.file.Form}, &emitter{form: ug.file.Form}, &emitter{form: ug.file.Form}, &emitter{form: ug.file.Form}
 	first := 0
@@ -221,32 +222,17 @@ func (ug *unitGen) generate() {
 		ug.specStmt(spec, ug.stmts[i])
 	}
 	ug.entry(entry)
-	if ug.outline {
-		ug.outlineStart(entry)
-	}
 	ug.body(body)
-	if !ug.hasDirectives() {
-		// Nothing to translate: the unit as written.
-		ug.out.b.WriteString(header.b.String() + spec.b.String() + body.b.String())
-		return
-	}
 	ug.out.b.WriteString(header.b.String())
 	pos := ug.stmts[0].Pos
 	if first == 0 {
 		// An unnamed main program: give it a header, so USE can follow.
 		ug.out.stmt(pos, 0, "program svm_main")
 	}
-	if mentionsIntrinsic(spec.b.String() + entry.b.String() + body.b.String()) {
+	if ug.intrinsicRefs {
 		ug.use("numproc", "myprocset")
 	}
-	// Several short USE statements: generated lines stay within what any
-	// compiler reads by default.
-	names := slices.Sorted(maps.Keys(ug.uses))
-	for len(names) > 0 {
-		n := min(len(names), 4)
-		ug.out.stmt(pos, 0, "use svm, only: "+strings.Join(names[:n], ", "))
-		names = names[n:]
-	}
+	ug.writeUses(pos)
 	ug.out.b.WriteString(spec.b.String())
 	declPos := pos
 	if ug.firstExec < len(ug.stmts) {
@@ -255,10 +241,33 @@ func (ug *unitGen) generate() {
 	for _, name := range slices.Sorted(maps.Keys(ug.vars)) {
 		ug.out.stmt(declPos, 0, ug.vars[name])
 	}
+	if ug.outline {
+		// A function the unit types but only svm_body calls would be a
+		// variable of the host to svm_body.
+		for _, name := range ug.typedFunctions() {
+			ug.out.gen(declPos, simple{text: "external " + name})
+		}
+	}
+	if _, ok := ug.vars["svm_xcall"]; ok {
+		// The mode of the next call, for the subprogram it calls.
+		ug.out.gen(declPos, simple{text: "common /svm_mode/ svm_xcall"})
+	}
 	for _, v := range ug.shared {
 		ug.out.stmt(v.pos, 0, fmt.Sprintf("pointer (%s, %s)", v.ptr, v.name))
 	}
 	ug.out.b.WriteString(entry.b.String() + body.b.String())
+}
+
+// writeUses writes the USE of the module svm's entities the unit needs,
+// in several short statements: generated lines stay within what any
+// compiler reads by default.
+func (ug *unitGen) writeUses(pos syntax.Pos) {
+	names := slices.Sorted(maps.Keys(ug.uses))
+	for len(names) > 0 {
+		n := min(len(names), 4)
+		ug.out.stmt(pos, 0, "use svm, only: "+strings.Join(names[:n], ", "))
+		names = names[n:]
+	}
 }
 
 func isHeader(s *syntax.Stmt) bool {
@@ -269,33 +278,27 @@ func isHeader(s *syntax.Stmt) bool {
 	return false
 }
 
-func (ug *unitGen) hasDirectives() bool {
-	if len(ug.uses) > 0 {
-		return true
-	}
-	for _, s := range ug.stmts {
-		if s.Kind == syntax.KindDirective {
-			return true
-		}
-	}
-	return false
-}
-
 // pass writes s as written: its own lines when it has them to itself, or
-// its text.
+// its text (a statement of an INCLUDE file is written in place of the
+// INCLUDE line, which goes).
 func (ug *unitGen) pass(e *emitter, s *syntax.Stmt) {
 	if ug.fromFile(s) && s.FirstLine >= ug.next {
 		ug.rawUpTo(e, s.LastLine)
 		return
 	}
+	ug.skip(e, s)
 	e.stmt(s.Pos, s.Label, s.Text)
 }
 
 // skip writes the comments before s, and s's own lines when it is a
 // directive (a comment to gfortran), but not an ordinary statement that is
-// replaced by generated code.
+// replaced by generated code, nor the INCLUDE line of a statement from an
+// INCLUDE file.
 func (ug *unitGen) skip(e *emitter, s *syntax.Stmt) {
 	if !ug.fromFile(s) {
+		if inc := ug.includedBy[s]; inc != nil {
+			ug.skip(e, inc) // the INCLUDE line goes
+		}
 		return
 	}
 	if s.Kind == syntax.KindDirective {
@@ -311,11 +314,14 @@ func (ug *unitGen) skip(e *emitter, s *syntax.Stmt) {
 // collect reads the specification part: declarations, COMMON blocks,
 // DATA, and the declarative directives.
 func (ug *unitGen) collect() {
+	if len(ug.stmts) == 0 {
+		return
+	}
 	ug.firstExec, ug.exit = len(ug.stmts)-1, len(ug.stmts)-1
 	found := false
 	for i, s := range ug.stmts {
 		if !found && i > 0 && !s.Spec && !(s.Kind == syntax.KindDirective && isSpecDirective(s.Dir.Kind)) &&
-			s.Kind != syntax.KindInclude && s.Kind != syntax.KindFormat {
+			s.Kind != syntax.KindFormat {
 			ug.firstExec, found = i, true
 		}
 		if s.Kind == syntax.KindContains && ug.exit == len(ug.stmts)-1 {
@@ -327,40 +333,9 @@ func (ug *unitGen) collect() {
 		if s.Label >= ug.nextLabel && s.Label < 99000 {
 			ug.nextLabel = s.Label + 1
 		}
-		switch s.Kind {
-		case syntax.KindTypeDecl, syntax.KindDimension:
-			for _, e := range s.Decl {
-				ug.declared[e.Name] = true
-				if strings.HasPrefix(strings.ToUpper(s.TypeSpec), "CHARACTER") {
-					ug.characters[e.Name] = true
-				}
-			}
-		case syntax.KindCommon:
-			for _, b := range s.Common {
-				ug.commonVars[b.Name] = append(ug.commonVars[b.Name], b.Vars...)
-				for _, v := range b.Vars {
-					ug.declared[v.Name] = true
-				}
-			}
-		case syntax.KindData:
-			for _, name := range identifiers(strings.SplitN(s.Text, "/", 2)[0]) {
-				ug.initialised[name] = true
-			}
-		case syntax.KindEquivalence:
-			for _, name := range identifiers(s.Text) {
-				ug.equivalenced[name] = true
-			}
-		case syntax.KindSave:
-			for _, name := range identifiers(s.Text) {
-				ug.saved[name] = true
-			}
-		case syntax.KindParameter:
-			// PARAMETER (N = 10, M = N*2): the names before each '='.
-			for _, part := range strings.Split(s.Text, ",") {
-				if ids := identifiers(strings.SplitN(part, "=", 2)[0]); len(ids) > 0 {
-					ug.constants[ids[len(ids)-1]] = true
-				}
-			}
+		if i < ug.firstExec || !found {
+			ug.declare(s)
+			ug.noteIntrinsicDecl(s)
 		}
 	}
 	if ug.nextLabel > 98000 {
@@ -370,18 +345,25 @@ func (ug *unitGen) collect() {
 		if s.Kind != syntax.KindDirective {
 			continue
 		}
-		if isSpecDirective(s.Dir.Kind) && i >= ug.firstExec {
-			ug.errorf(s.Pos, "%s belongs in the specification part, before the first executable statement", dirName(s.Dir.Kind))
+		switch {
+		case ug.u.Kind == syntax.Module || ug.u.Kind == syntax.BlockData:
+			ug.errorf(s.Pos, "SVM directive in %s: directives belong in a main program or an external subprogram", describeUnit(ug.u))
+			continue
+		case i > ug.exit:
+			ug.errorf(s.Pos, "SVM directive in a procedure after CONTAINS: the compiler translates the directives of external subprograms only (move the procedure out of %s)", describeUnit(ug.u))
+			continue
+		case isSpecDirective(s.Dir.Kind) && i >= ug.firstExec:
+			ug.errorf(s.Pos, "%s belongs in the specification part, before the first executable statement", s.Dir.Kind)
 			continue
 		}
 		switch s.Dir.Kind {
 		case syntax.DirProcessors:
 			for _, e := range s.Dir.Decls {
-				ug.declareArrangement(s, e)
+				ug.declareArrangement(e)
 			}
 		case syntax.DirTemplate:
 			for _, e := range s.Dir.Decls {
-				ug.declareTemplate(s, e)
+				ug.declareTemplate(e)
 			}
 		case syntax.DirShared:
 			for _, name := range s.Dir.Names {
@@ -395,11 +377,35 @@ func (ug *unitGen) collect() {
 	}
 }
 
+// noteIntrinsicDecl records a declaration of NUMPROC or MYPROCSET, which
+// would hide the module's.
+func (ug *unitGen) noteIntrinsicDecl(s *syntax.Stmt) {
+	names := s.Names
+	for _, e := range s.Decl {
+		names = append(names, e.Name)
+	}
+	if s.Kind != syntax.KindTypeDecl && s.Kind != syntax.KindExternal {
+		return
+	}
+	for _, n := range names {
+		if svmIntrinsics[n] {
+			ug.intrinsicDecls[n] = s.Pos
+		}
+	}
+}
+
+func describeUnit(u *syntax.Unit) string {
+	if u.Kind == syntax.MainProgram && u.Name == "" {
+		return "the main program"
+	}
+	return u.Kind.String() + " " + u.Name
+}
+
 func isSpecDirective(k syntax.DirKind) bool {
 	return k == syntax.DirProcessors || k == syntax.DirTemplate || k == syntax.DirShared
 }
 
-func (ug *unitGen) declareArrangement(s *syntax.Stmt, e syntax.Entity) {
+func (ug *unitGen) declareArrangement(e syntax.Entity) {
 	if ug.arrangements[e.Name] != nil || ug.templates[e.Name] != nil {
 		ug.errorf(e.Pos, "%s is declared twice", e.Name)
 		return
@@ -422,7 +428,7 @@ func (ug *unitGen) declareArrangement(s *syntax.Stmt, e syntax.Entity) {
 	ug.arrOrder = append(ug.arrOrder, e.Name)
 }
 
-func (ug *unitGen) declareTemplate(s *syntax.Stmt, e syntax.Entity) {
+func (ug *unitGen) declareTemplate(e syntax.Entity) {
 	if ug.arrangements[e.Name] != nil || ug.templates[e.Name] != nil {
 		ug.errorf(e.Pos, "%s is declared twice", e.Name)
 		return
@@ -460,14 +466,15 @@ func (ug *unitGen) declareShared(s *syntax.Stmt, name string) {
 			if ug.initialised[v.Name] {
 				ug.errorf(s.Pos, "COMMON /%s/ cannot be shared: %s is initialised by DATA", block, v.Name)
 			}
-			ug.addShared(s, v.Name, block, len(v.Dims) == 0 && !ug.arrayDeclared(v.Name))
+			ug.addShared(s, v.Name, block)
 		}
 		return
 	}
+	_, dummy := ug.dummies[name]
 	switch {
 	case !ug.declared[name]:
 		ug.errorf(s.Pos, "SHARED %s: %s is not declared in this unit (declare its type and shape first)", name, name)
-	case ug.dummies[name]:
+	case dummy:
 		ug.errorf(s.Pos, "SHARED %s: %s is a dummy argument; it is whatever the caller passed", name, name)
 	case ug.initialised[name]:
 		ug.errorf(s.Pos, "SHARED %s: %s is initialised by DATA; shared data is allocated at run time", name, name)
@@ -477,62 +484,23 @@ func (ug *unitGen) declareShared(s *syntax.Stmt, name string) {
 		ug.errorf(s.Pos, "SHARED %s: %s is in an EQUIVALENCE; shared data is allocated on its own pages", name, name)
 	case ug.saved[name]:
 		ug.errorf(s.Pos, "SHARED %s: %s is SAVEd; shared data lives from the unit's start to its return (use a shared COMMON block)", name, name)
-	case ug.inCommon(name) != "":
-		ug.errorf(s.Pos, "SHARED %s: %s is in COMMON /%s/; share the block: SHARED:: /%s/", name, name, ug.inCommon(name), ug.inCommon(name))
+	case ug.commonOf[name] != "":
+		ug.errorf(s.Pos, "SHARED %s: %s is in COMMON /%s/; share the block: SHARED:: /%s/", name, name, ug.commonOf[name], ug.commonOf[name])
 	case ug.sharedByName[name] != nil:
+	case slices.ContainsFunc(ug.dims[name], func(d syntax.Bound) bool { return d.Hi.Text == "*" || d.Hi.Text == ":" }):
+		ug.errorf(s.Pos, "SHARED %s: %s has no explicit shape, so it cannot be allocated", name, name)
 	default:
-		if b := ug.boundsOf(name); b != nil {
-			for _, d := range b {
-				if d.Hi.Text == "*" || d.Hi.Text == ":" {
-					ug.errorf(s.Pos, "SHARED %s: %s has no explicit shape, so it cannot be allocated", name, name)
-					return
-				}
-			}
-		}
-		ug.addShared(s, name, "", !ug.arrayDeclared(name))
+		ug.addShared(s, name, "")
 	}
 }
 
-func (ug *unitGen) addShared(s *syntax.Stmt, name, common string, scalar bool) {
-	v := &sharedVar{name: name, pos: s.Pos, ptr: "svm_a_" + name, scalar: scalar, common: common}
+func (ug *unitGen) addShared(s *syntax.Stmt, name, common string) {
+	v := &sharedVar{name: name, pos: s.Pos, ptr: "svm_a_" + name, scalar: ug.dims[name] == nil, common: common}
 	ug.shared = append(ug.shared, v)
 	ug.sharedByName[name] = v
 	ug.variable(v.ptr, "integer(c_intptr_t) "+v.ptr)
 	ug.use("c_intptr_t")
 }
-
-func (ug *unitGen) inCommon(name string) string {
-	for b, vs := range ug.commonVars {
-		for _, v := range vs {
-			if v.Name == name {
-				return b
-			}
-		}
-	}
-	return ""
-}
-
-// boundsOf returns the array bounds a declaration gives name, nil for a
-// scalar.
-func (ug *unitGen) boundsOf(name string) []syntax.Bound {
-	for _, s := range ug.stmts[:ug.firstExec] {
-		for _, e := range s.Decl {
-			if e.Name == name && len(e.Dims) > 0 {
-				return e.Dims
-			}
-		}
-		for _, b := range s.Common {
-			for _, e := range b.Vars {
-				if e.Name == name && len(e.Dims) > 0 {
-					return e.Dims
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func (ug *unitGen) arrayDeclared(name string) bool { return ug.boundsOf(name) != nil }
 
 // specStmt writes a statement of the specification part: COMMON
 // statements lose their shared blocks (whose variables become pointees).
@@ -563,11 +531,11 @@ func (ug *unitGen) specStmt(e *emitter, s *syntax.Stmt) {
 	}
 	label := s.Label
 	if len(keep) > 0 {
-		e.stmt(s.Pos, label, "common "+strings.Join(keep, " "))
+		e.gen(s.Pos, simple{label: label, text: "common " + strings.Join(keep, " ")})
 		label = 0
 	}
 	if len(dims) > 0 {
-		e.stmt(s.Pos, label, "dimension "+strings.Join(dims, ", "))
+		e.gen(s.Pos, simple{label: label, text: "dimension " + strings.Join(dims, ", ")})
 	}
 }
 
@@ -606,62 +574,59 @@ func lowerUpper(d syntax.Bound) (string, string) {
 }
 
 // byteSize is the Fortran expression of a variable's size in bytes.
-func (ug *unitGen) byteSize(v *sharedVar) string {
+func (ug *unitGen) byteSize(name string) string {
 	ug.use("c_size_t")
-	if v.scalar {
-		return fmt.Sprintf("int(storage_size(%s)/8, c_size_t)", v.name)
+	if ug.dims[name] == nil {
+		return fmt.Sprintf("int(storage_size(%s)/8, c_size_t)", name)
 	}
-	return fmt.Sprintf("int(size(%s), c_size_t)*(storage_size(%s)/8)", v.name, v.name)
+	return fmt.Sprintf("int(size(%s), c_size_t)*(storage_size(%s)/8)", name, name)
 }
 
 // entry writes what runs when the unit starts: joining the job (main
-// program), arrangements, templates, shared data, and the specification
-// part's distributions.
+// program), taking the mode of the call (subprogram), arrangements,
+// templates, shared data, and the specification part's distributions.
 func (ug *unitGen) entry(e *emitter) {
 	at := ug.u.Pos
 	if ug.firstExec < len(ug.stmts) {
 		at = ug.stmts[ug.firstExec].Pos
 	}
-	if ug.u.Kind == syntax.MainProgram && ug.needsRuntime() {
+	if ug.u.Kind == syntax.MainProgram {
 		ug.use("svm_check", "svm_init")
-		e.stmt(at, 0, "call svm_check(svm_init(), 'svm_init')")
+		e.gen(at, callf("svm_check", "svm_init()", "'svm_init'"))
+	} else if ug.svm {
+		// The caller says whether it calls in exclusive mode; the next
+		// call is replicated unless it says so again.
+		ug.variable("svm_xmode", "logical svm_xmode")
+		ug.variable("svm_xcall", "logical svm_xcall")
+		e.gen(at, assign("svm_xmode", "svm_xcall"), assign("svm_xcall", ".false."))
 	}
 	for _, name := range ug.arrOrder {
 		a := ug.arrangements[name]
 		ug.use("svm_processors")
 		var ext []string
 		for _, d := range a.decl.Dims {
-			ext = append(ext, "("+d.Hi.Text+")")
+			ext = append(ext, paren(d.Hi.Text))
 		}
-		e.stmt(a.decl.Pos, 0, fmt.Sprintf("%s = svm_processors('%s', [%s])", ug.intVar(a.handle), a.name, strings.Join(ext, ", ")))
-		e.stmt(a.decl.Pos, 0, fmt.Sprintf("%s = %s", ug.intVar(a.procs), strings.Join(ext, "*")))
+		e.gen(a.decl.Pos,
+			assign(ug.intVar(a.handle), fmt.Sprintf("svm_processors('%s', %s)", a.name, list(ext))),
+			assign(ug.intVar(a.procs), strings.Join(ext, "*")))
 	}
 	for _, name := range ug.tmplOrder {
 		t := ug.templates[name]
 		ug.use("svm_template")
-		e.stmt(t.decl.Pos, 0, fmt.Sprintf("%s = svm_template('%s', %d)", ug.intVar(t.handle), t.name, len(t.decl.Dims)))
+		e.gen(t.decl.Pos, assign(ug.intVar(t.handle), fmt.Sprintf("svm_template('%s', %d)", t.name, len(t.decl.Dims))))
 		if t.decl.Dims[0].Hi.Text != ":" {
 			ug.use("svm_template_create")
-			e.stmt(t.decl.Pos, 0, fmt.Sprintf("call svm_template_create(%s, %s)", t.handle, boundsArrays(t.decl.Dims)))
+			e.gen(t.decl.Pos, callf("svm_template_create", t.handle, boundsArrays(t.decl.Dims)))
 		}
 	}
 	ug.allocateShared(e, at)
 	for _, s := range ug.specDists {
-		ug.distribute(e, s, s.Label)
+		e.gen(s.Pos, ug.distribute(s)...)
 	}
-}
-
-// needsRuntime reports whether the unit calls the runtime at all.
-func (ug *unitGen) needsRuntime() bool {
-	if len(ug.arrangements)+len(ug.templates)+len(ug.shared) > 0 {
-		return true
+	if ug.outline {
+		ug.outlineStart(e)
 	}
-	for _, s := range ug.stmts {
-		if s.Kind == syntax.KindDirective || mentionsIntrinsic(s.Text) {
-			return true
-		}
-	}
-	return false
 }
 
 // boundsArrays writes [lo1, lo2], [hi1, hi2].
@@ -669,9 +634,9 @@ func boundsArrays(dims []syntax.Bound) string {
 	var lo, hi []string
 	for _, d := range dims {
 		l, h := lowerUpper(d)
-		lo, hi = append(lo, "("+l+")"), append(hi, "("+h+")")
+		lo, hi = append(lo, paren(l)), append(hi, paren(h))
 	}
-	return "[" + strings.Join(lo, ", ") + "], [" + strings.Join(hi, ", ") + "]"
+	return list(lo) + ", " + list(hi)
 }
 
 // allocateShared allocates the unit's shared variables (each on its own
@@ -683,159 +648,53 @@ func (ug *unitGen) allocateShared(e *emitter, at syntax.Pos) {
 			continue
 		}
 		ug.use("svm_address", "svm_shared_alloc")
-		e.stmt(v.pos, 0, fmt.Sprintf("%s = svm_address(svm_shared_alloc(%s))", v.ptr, ug.byteSize(v)))
+		e.gen(v.pos, assign(v.ptr, fmt.Sprintf("svm_address(svm_shared_alloc(%s))", ug.byteSize(v.name))))
 	}
 	for _, block := range ug.sharedCommons {
 		off := ug.variable("svm_off", "integer(c_intptr_t) svm_off")
 		ug.use("svm_address", "svm_common", "c_size_t")
-		e.stmt(at, 0, off+" = 0")
+		e.gen(at, assign(off, "0"))
 		var members []*sharedVar
 		for _, v := range ug.shared {
 			if v.common == block {
 				members = append(members, v)
-				e.stmt(v.pos, 0, fmt.Sprintf("%s = %s", v.ptr, off))
-				e.stmt(v.pos, 0, fmt.Sprintf("%s = (%s + %s + 7)/8*8", off, off, ug.byteSize(v)))
+				e.gen(v.pos, assign(v.ptr, off), assign(off, fmt.Sprintf("(%s + %s + 7)/8*8", off, ug.byteSize(v.name))))
 			}
 		}
 		base := ug.variable("svm_base", "integer(c_intptr_t) svm_base")
-		e.stmt(at, 0, fmt.Sprintf("%s = svm_address(svm_common('%s', int(%s, c_size_t)))", base, block, off))
+		e.gen(at, assign(base, fmt.Sprintf("svm_address(svm_common('%s', int(%s, c_size_t)))", block, off)))
 		for _, v := range members {
-			e.stmt(v.pos, 0, fmt.Sprintf("%s = %s + %s", v.ptr, base, v.ptr))
+			e.gen(v.pos, assign(v.ptr, base+" + "+v.ptr))
 		}
 	}
 }
 
-// exitCode writes what runs before the unit returns: its shared variables
-// are freed (with a barrier over the set first); the main program also
-// frees the COMMON blocks and leaves the job.
-func (ug *unitGen) exitCode(e *emitter, pos syntax.Pos, label int) int {
-	// The unit's templates and arrangements go with it.
+// exitCode is what runs before the unit returns: its templates and
+// arrangements are released, its shared variables freed (with a barrier
+// over the set first); the main program also frees the COMMON blocks and
+// leaves the job.
+func (ug *unitGen) exitCode() []fstmt {
+	var out []fstmt
 	for _, name := range slices.Backward(ug.tmplOrder) {
 		ug.use("svm_release_template")
-		e.stmt(pos, label, fmt.Sprintf("call svm_release_template(%s)", ug.templates[name].handle))
-		label = 0
+		out = append(out, callf("svm_release_template", ug.templates[name].handle))
 	}
 	for _, name := range slices.Backward(ug.arrOrder) {
 		ug.use("svm_release_processors")
-		e.stmt(pos, label, fmt.Sprintf("call svm_release_processors(%s)", ug.arrangements[name].handle))
-		label = 0
+		out = append(out, callf("svm_release_processors", ug.arrangements[name].handle))
 	}
 	for _, v := range slices.Backward(ug.shared) {
 		if v.common != "" {
 			continue
 		}
 		ug.use("svm_shared_free", "svm_pointer")
-		e.stmt(pos, label, fmt.Sprintf("call svm_shared_free(svm_pointer(%s))", v.ptr))
-		label = 0
+		out = append(out, callf("svm_shared_free", "svm_pointer("+v.ptr+")"))
 	}
-	if ug.u.Kind == syntax.MainProgram && ug.needsRuntime() {
+	if ug.u.Kind == syntax.MainProgram {
 		ug.use("svm_commons_free", "svm_check", "svm_finalize")
-		e.stmt(pos, label, "call svm_commons_free()")
-		e.stmt(pos, 0, "call svm_check(svm_finalize(), 'svm_finalize')")
-		label = 0
+		out = append(out, callf("svm_commons_free"), callf("svm_check", "svm_finalize()", "'svm_finalize'"))
 	}
-	return label
-}
-
-// mentionsIntrinsic reports whether text calls NUMPROC() or MYPROCSET().
-func mentionsIntrinsic(text string) bool {
-	for _, id := range identifiers(text) {
-		if id == "NUMPROC" || id == "MYPROCSET" {
-			return true
-		}
-	}
-	return false
-}
-
-// identifiers lists the names in a piece of Fortran (upper case), skipping
-// character constants.
-func identifiers(text string) []string {
-	var ids []string
-	for _, t := range tokens(text) {
-		if t.ident {
-			ids = append(ids, strings.ToUpper(t.text))
-		}
-	}
-	return ids
-}
-
-type token struct {
-	text  string
-	ident bool
-}
-
-// tokens splits Fortran text into identifiers and everything else, keeping
-// character constants whole, so that names can be found and replaced.
-func tokens(text string) []token {
-	var ts []token
-	for i := 0; i < len(text); {
-		c := text[i]
-		switch {
-		case c == '\'' || c == '"':
-			j := i + 1
-			for j < len(text) {
-				if text[j] == c {
-					if j+1 < len(text) && text[j+1] == c {
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			j = min(j+1, len(text))
-			ts = append(ts, token{text: text[i:j]})
-			i = j
-		case isLetter(c):
-			j := i + 1
-			for j < len(text) && (isLetter(text[j]) || isDigit(text[j]) || text[j] == '_' || text[j] == '$') {
-				j++
-			}
-			ts = append(ts, token{text: text[i:j], ident: true})
-			i = j
-		case isDigit(c):
-			// A number, with any exponent letters: not a name.
-			j := i + 1
-			for j < len(text) && (isDigit(text[j]) || isLetter(text[j]) || text[j] == '.' || text[j] == '_') {
-				j++
-			}
-			ts = append(ts, token{text: text[i:j]})
-			i = j
-		default:
-			ts = append(ts, token{text: text[i : i+1]})
-			i++
-		}
-	}
-	return ts
-}
-
-func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
-func isDigit(c byte) bool  { return c >= '0' && c <= '9' }
-
-// substitute replaces the name old (any case) by new in Fortran text.
-func substitute(text, old, new string) string {
-	var b strings.Builder
-	for _, t := range tokens(text) {
-		if t.ident && strings.EqualFold(t.text, old) {
-			b.WriteString(new)
-		} else {
-			b.WriteString(t.text)
-		}
-	}
-	return b.String()
-}
-
-func dirName(k syntax.DirKind) string {
-	return map[syntax.DirKind]string{
-		syntax.DirProcessors: "PROCESSORS", syntax.DirTemplate: "TEMPLATE", syntax.DirCreate: "CREATE",
-		syntax.DirDestroy: "DESTROY", syntax.DirUndef: "UNDEF", syntax.DirDistribute: "DISTRIBUTE",
-		syntax.DirRedistribute: "REDISTRIBUTE", syntax.DirPDO: "PDO", syntax.DirPSection: "PSECTION",
-		syntax.DirSection: "SECTION", syntax.DirPSectionEnd: "PSECTION_END",
-		syntax.DirExclusiveRegion: "EXCLUSIVE_REGION", syntax.DirExclusiveRegionEnd: "EXCLUSIVE_REGION_END",
-		syntax.DirReplicatedRegion: "REPLICATED_REGION", syntax.DirReplicatedRegionEnd: "REPLICATED_REGION_END",
-		syntax.DirBarrier: "BARRIER", syntax.DirCritical: "CRITICAL", syntax.DirCriticalEnd: "CRITICAL_END",
-		syntax.DirPageLock: "PAGE_LOCK", syntax.DirPageUnlock: "PAGE_UNLOCK", syntax.DirShared: "SHARED",
-	}[k]
+	return out
 }
 
 // outlined reports whether the unit's executable part becomes an internal
@@ -848,12 +707,23 @@ func (ug *unitGen) outlined() bool {
 	if len(ug.shared) == 0 || ug.u.Kind == syntax.BlockData || ug.u.Kind == syntax.Module {
 		return false
 	}
-	for _, s := range ug.stmts {
-		if s.Kind == syntax.KindContains || strings.HasPrefix(strings.ToUpper(strings.TrimSpace(s.Text)), "ENTRY ") {
-			return false
+	return !slices.ContainsFunc(ug.stmts, func(s *syntax.Stmt) bool {
+		return s.Kind == syntax.KindContains || s.Kind == syntax.KindEntry
+	})
+}
+
+// typedFunctions are the external functions the unit's declarations type
+// and do not name EXTERNAL.
+func (ug *unitGen) typedFunctions() []string {
+	found := map[string]bool{}
+	for _, s := range ug.stmts[ug.firstExec:ug.exit] {
+		for _, n := range stmtNames(s) {
+			if n.Call && ug.types[n.Name] != "" && !ug.procedures[n.Name] && ug.kind(n) == functionName {
+				found[n.Name] = true
+			}
 		}
 	}
-	return true
+	return slices.Sorted(maps.Keys(found))
 }
 
 // outlineStart writes the call of svm_body, the unit's exit code after it,
@@ -869,40 +739,25 @@ func (ug *unitGen) outlineStart(e *emitter) {
 		names = append(names, v.name)
 	}
 	args := strings.Join(names, ", ")
-	e.stmt(at, 0, "call svm_body("+args+")")
-	ug.exitCode(e, at, 0)
-	e.stmt(at, 0, "contains")
-	e.stmt(at, 0, "subroutine svm_body("+args+")")
+	e.gen(at, simple{text: "call svm_body(" + args + ")"})
+	e.gen(at, ug.exitCode()...)
+	e.gen(at, simple{text: "contains"}, simple{text: "subroutine svm_body(" + args + ")"})
 	for _, v := range ug.shared {
 		typ, dims := ug.declarationOf(v.name)
 		switch {
 		case typ != "":
-			e.stmt(v.pos, 0, typ+" "+v.name+boundsText(dims))
+			e.gen(v.pos, simple{text: typ + " " + v.name + boundsText(dims)})
 		case len(dims) > 0:
-			e.stmt(v.pos, 0, "dimension "+v.name+boundsText(dims))
+			e.gen(v.pos, simple{text: "dimension " + v.name + boundsText(dims)})
 		}
 	}
 	for _, f := range ug.formats {
-		e.stmt(f.Pos, f.Label, strings.TrimSpace(f.Text))
+		e.gen(f.Pos, simple{label: f.Label, text: strings.TrimSpace(f.Text)})
 	}
 }
 
 // declarationOf returns the type a declaration gives name ("" when it is
 // typed implicitly) and its array bounds.
 func (ug *unitGen) declarationOf(name string) (string, []syntax.Bound) {
-	typ := ""
-	for _, s := range ug.stmts[:ug.firstExec] {
-		if s.Kind != syntax.KindTypeDecl {
-			continue
-		}
-		for _, e := range s.Decl {
-			if e.Name == name {
-				typ = s.TypeSpec
-			}
-		}
-	}
-	if strings.HasPrefix(strings.ToUpper(typ), "CHARACTER") && !strings.Contains(typ, "*") && !strings.Contains(typ, "(") {
-		typ = "CHARACTER"
-	}
-	return typ, ug.boundsOf(name)
+	return ug.types[name], ug.dims[name]
 }

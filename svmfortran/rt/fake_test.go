@@ -24,7 +24,11 @@ type fakeJob struct {
 	lockMu             []sync.Mutex
 	heap               uintptr
 	freed              map[uintptr]bool
+	mem                []byte // the bytes of the heap, from heapBase
 }
+
+// heapBase is where the fake job's shared heap starts.
+const heapBase = 1 << 30
 
 type gathering struct {
 	members string
@@ -36,7 +40,7 @@ type gathering struct {
 
 func newFakeJob(n, locks, barriers int) *fakeJob {
 	j := &fakeJob{n: n, locks: locks, barriers: barriers, gathering: make(map[[2]int]*gathering),
-		counters: make(map[uint32]int64), lockMu: make([]sync.Mutex, locks), heap: 1 << 30, freed: make(map[uintptr]bool)}
+		counters: make(map[uint32]int64), lockMu: make([]sync.Mutex, locks), heap: heapBase, freed: make(map[uintptr]bool)}
 	j.cond = sync.NewCond(&j.mu)
 	return j
 }
@@ -121,7 +125,20 @@ func (f *fakeRank) Malloc(size int) (uintptr, error) {
 	defer f.job.mu.Unlock()
 	a := f.job.heap
 	f.job.heap += (uintptr(size) + 15) &^ 15
+	f.job.mem = append(f.job.mem, make([]byte, f.job.heap-a)...)
 	return a, nil
+}
+
+func (f *fakeRank) Store(a uintptr, b []byte) {
+	f.job.mu.Lock()
+	defer f.job.mu.Unlock()
+	copy(f.job.mem[a-heapBase:a-heapBase+uintptr(len(b))], b)
+}
+
+func (f *fakeRank) Load(a uintptr, b []byte) {
+	f.job.mu.Lock()
+	defer f.job.mu.Unlock()
+	copy(b, f.job.mem[a-heapBase:a-heapBase+uintptr(len(b))])
 }
 
 func (f *fakeRank) Free(a uintptr) error {

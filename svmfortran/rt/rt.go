@@ -14,7 +14,6 @@
 package rt
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 
@@ -35,6 +34,10 @@ type Comm interface {
 	Unlock(id int) error
 	Malloc(size int) (uintptr, error)
 	Free(a uintptr) error
+	// Store and Load copy bytes to and from shared memory at a, inside a
+	// block Malloc returned.
+	Store(a uintptr, b []byte)
+	Load(a uintptr, b []byte)
 }
 
 // Strategy is a parallel loop's scheduling strategy.
@@ -87,6 +90,11 @@ type Runtime struct {
 	// blocks maps a shared block's aligned address to the address Malloc
 	// returned, on the master that allocated it.
 	blocks map[uintptr]uintptr
+	// out holds the values the master put for its next dispatch, in holds
+	// those of the last dispatch a member received and has not taken yet,
+	// and mail the master's message buffers, by nesting level (dispatch.go).
+	out, in []byte
+	mail    map[int]*mailbox
 }
 
 type common struct {
@@ -110,6 +118,7 @@ func New(comm Comm) (*Runtime, error) {
 		templates:    handles[svmfortran.Template]{kind: "template"},
 		recorded:     make(map[*svmfortran.Template]bool),
 		held:         make(map[int]int), commons: make(map[string]common), blocks: make(map[uintptr]uintptr),
+		mail: make(map[int]*mailbox),
 	}, nil
 }
 
@@ -184,24 +193,3 @@ func (r *Runtime) Enter(positions []int) (bool, error) {
 
 // Leave returns to the parent of the active processor set.
 func (r *Runtime) Leave() error { return r.tree.Leave() }
-
-// DispatchSend is SVM_DISPATCH_SEND(code): the master of the active set, in
-// exclusive mode, sends the other members the continuation code where they
-// resume. It orders memory like a barrier over the set.
-func (r *Runtime) DispatchSend(code int) error {
-	if r.MyProcSet() != 0 {
-		return fmt.Errorf("dispatch send by position %d of the processor set: only its master (0) sends", r.MyProcSet())
-	}
-	_, err := r.broadcast(uint64(int64(code)))
-	return err
-}
-
-// DispatchRecv is SVM_DISPATCH_RECV(): a non-master member of the active set
-// waits for the master's next continuation code.
-func (r *Runtime) DispatchRecv() (int, error) {
-	if r.MyProcSet() == 0 {
-		return 0, errors.New("dispatch receive by the master of the processor set: the master sends (it would wait for itself)")
-	}
-	v, err := r.broadcast(0)
-	return int(int64(v)), err
-}

@@ -1,6 +1,8 @@
 package rt
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -282,6 +284,102 @@ func TestDispatch(t *testing.T) {
 			assert.Equal(t, codes, got[rank], "rank %d", rank)
 		}
 	}
+}
+
+// TestDispatchValues: the values the master puts reach every member that
+// the dispatch resumes, in order, dispatch after dispatch (the message
+// buffers alternate and grow; a plain code in between carries none), and in
+// a nested set with its own master.
+func TestDispatchValues(t *testing.T) {
+	for _, n := range []int{1, 2, 3} {
+		j := runJob(t, n, func(r *Runtime) error {
+			for round := range 5 {
+				big := bytes.Repeat([]byte{byte(round)}, 100*(round+1))
+				scalar := []byte{byte(round), 7}
+				if r.MyProcSet() == 0 {
+					if round == 2 {
+						if err := r.DispatchSend(1); err != nil {
+							return err
+						}
+					}
+					if err := errors.Join(r.DispatchPut(scalar), r.DispatchPut(nil), r.DispatchPut(big)); err != nil {
+						return err
+					}
+					if err := r.DispatchSend(round + 2); err != nil {
+						return err
+					}
+					continue
+				}
+				if round == 2 {
+					if code, err := r.DispatchRecv(); err != nil || code != 1 {
+						return fmt.Errorf("a plain dispatch: code %d, %v", code, err)
+					}
+				}
+				code, err := r.DispatchRecv()
+				if err != nil {
+					return err
+				}
+				gotScalar, gotBig := make([]byte, 2), make([]byte, len(big))
+				if err := errors.Join(r.DispatchGet(gotScalar), r.DispatchGet(nil), r.DispatchGet(gotBig)); err != nil {
+					return err
+				}
+				if code != round+2 || !bytes.Equal(gotScalar, scalar) || !bytes.Equal(gotBig, big) {
+					return fmt.Errorf("round %d: code %d, values %v and %d bytes", round, code, gotScalar, len(gotBig))
+				}
+			}
+			if r.Active().Size() < 3 {
+				return nil
+			}
+			in, err := r.Enter([]int{1, 2})
+			if err != nil || !in {
+				return err
+			}
+			if r.MyProcSet() == 0 {
+				return errors.Join(r.DispatchPut([]byte{42}), r.DispatchSend(5), r.Leave())
+			}
+			code, err := r.DispatchRecv()
+			got := make([]byte, 1)
+			if err := errors.Join(err, r.DispatchGet(got), r.Leave()); err != nil {
+				return err
+			}
+			if code != 5 || got[0] != 42 {
+				return fmt.Errorf("nested set: code %d, value %d", code, got[0])
+			}
+			return nil
+		})
+		if n > 1 {
+			assert.NotEmpty(t, j.freed, "outgrown message buffers are freed")
+		}
+	}
+}
+
+func TestDispatchValuesMisuse(t *testing.T) {
+	runJob(t, 2, func(r *Runtime) error {
+		if r.MyProcSet() == 0 {
+			assert.ErrorContains(t, r.DispatchGet(make([]byte, 1)), "dispatch get by the master")
+			require.NoError(t, r.DispatchPut([]byte{1, 2, 3}))
+			require.NoError(t, r.DispatchPut([]byte{4}))
+			require.NoError(t, r.DispatchSend(2))
+			require.NoError(t, r.DispatchSend(3))
+			return nil
+		}
+		assert.ErrorContains(t, r.DispatchPut([]byte{1}), "only its master (0) sends values")
+		code, err := r.DispatchRecv()
+		require.NoError(t, err)
+		assert.Equal(t, 2, code)
+		assert.ErrorContains(t, r.DispatchGet(make([]byte, 2)), "the master sent 3 bytes here")
+		// Memory that holds the value already is not written.
+		same := []byte{1, 2, 3}
+		require.NoError(t, r.DispatchGet(same))
+		_, err = r.DispatchRecv()
+		assert.ErrorContains(t, err, "before every value of the last dispatch was taken")
+		require.NoError(t, r.DispatchGet(make([]byte, 1)))
+		assert.ErrorContains(t, r.DispatchGet(make([]byte, 1)), "no value of the last dispatch is left")
+		code, err = r.DispatchRecv()
+		require.NoError(t, err)
+		assert.Equal(t, 3, code)
+		return nil
+	})
 }
 
 func TestCriticalSectionsAndPageLocks(t *testing.T) {

@@ -120,45 +120,61 @@ const (
 	KindDirective
 	KindContains
 	KindAssignment
+	KindEntry        // ENTRY name(args)
+	KindSelectCase   // SELECT CASE (Cond)
+	KindCase         // CASE (...) and CASE DEFAULT
+	KindEndSelect    // END SELECT
+	KindExit         // EXIT [Construct]
+	KindCycle        // CYCLE [Construct]
+	KindArithmeticIf // IF (Cond) l1, l2, l3
+	KindAttribute    // ALLOCATABLE, POINTER, TARGET, ... :: names
 )
 
 var kindNames = [...]string{
-	KindOther:       "other",
-	KindProgram:     "PROGRAM",
-	KindSubroutine:  "SUBROUTINE",
-	KindFunction:    "FUNCTION",
-	KindBlockData:   "BLOCK DATA",
-	KindModule:      "MODULE",
-	KindEnd:         "END",
-	KindDo:          "DO",
-	KindEndDo:       "END DO",
-	KindContinue:    "CONTINUE",
-	KindCall:        "CALL",
-	KindCommon:      "COMMON",
-	KindTypeDecl:    "type declaration",
-	KindDimension:   "DIMENSION",
-	KindParameter:   "PARAMETER",
-	KindImplicit:    "IMPLICIT",
-	KindUse:         "USE",
-	KindInclude:     "INCLUDE",
-	KindReturn:      "RETURN",
-	KindStop:        "STOP",
-	KindIO:          "I/O",
-	KindFormat:      "FORMAT",
-	KindData:        "DATA",
-	KindEquivalence: "EQUIVALENCE",
-	KindSave:        "SAVE",
-	KindExternal:    "EXTERNAL",
-	KindIntrinsic:   "INTRINSIC",
-	KindIf:          "IF THEN",
-	KindElseIf:      "ELSE IF",
-	KindElse:        "ELSE",
-	KindEndIf:       "END IF",
-	KindLogicalIf:   "logical IF",
-	KindGoto:        "GO TO",
-	KindDirective:   "directive",
-	KindContains:    "CONTAINS",
-	KindAssignment:  "assignment",
+	KindOther:        "other",
+	KindProgram:      "PROGRAM",
+	KindSubroutine:   "SUBROUTINE",
+	KindFunction:     "FUNCTION",
+	KindBlockData:    "BLOCK DATA",
+	KindModule:       "MODULE",
+	KindEnd:          "END",
+	KindDo:           "DO",
+	KindEndDo:        "END DO",
+	KindContinue:     "CONTINUE",
+	KindCall:         "CALL",
+	KindCommon:       "COMMON",
+	KindTypeDecl:     "type declaration",
+	KindDimension:    "DIMENSION",
+	KindParameter:    "PARAMETER",
+	KindImplicit:     "IMPLICIT",
+	KindUse:          "USE",
+	KindInclude:      "INCLUDE",
+	KindReturn:       "RETURN",
+	KindStop:         "STOP",
+	KindIO:           "I/O",
+	KindFormat:       "FORMAT",
+	KindData:         "DATA",
+	KindEquivalence:  "EQUIVALENCE",
+	KindSave:         "SAVE",
+	KindExternal:     "EXTERNAL",
+	KindIntrinsic:    "INTRINSIC",
+	KindIf:           "IF THEN",
+	KindElseIf:       "ELSE IF",
+	KindElse:         "ELSE",
+	KindEndIf:        "END IF",
+	KindLogicalIf:    "logical IF",
+	KindGoto:         "GO TO",
+	KindDirective:    "directive",
+	KindContains:     "CONTAINS",
+	KindAssignment:   "assignment",
+	KindEntry:        "ENTRY",
+	KindSelectCase:   "SELECT CASE",
+	KindCase:         "CASE",
+	KindEndSelect:    "END SELECT",
+	KindExit:         "EXIT",
+	KindCycle:        "CYCLE",
+	KindArithmeticIf: "arithmetic IF",
+	KindAttribute:    "attribute",
 }
 
 func (k StmtKind) String() string {
@@ -214,9 +230,69 @@ type Stmt struct {
 	// the INCLUDE.
 	IncludedLines []string
 	Dir           *Directive // KindDirective
-	// Name: for a unit or procedure header and KindEnd, the name given
-	// (upper case, "" if none); for KindInclude, the file name as written.
+	// Name: for a unit or procedure header, KindEntry and KindEnd, the name
+	// given (upper case, "" if none); for KindUse, the module; for
+	// KindInclude, the file name as written.
 	Name string
+	// Construct is the construct name of a DO, IF THEN or SELECT CASE
+	// (OUTER: DO ...), or the one an END DO, END IF, END SELECT, ELSE,
+	// ELSE IF, CASE, EXIT or CYCLE names; upper case, "" if none.
+	Construct string
+	// Cond: for KindIf, KindElseIf, KindLogicalIf and KindArithmeticIf, the
+	// condition inside the parentheses; for KindSelectCase, the selector.
+	Cond Expr
+	// Target and Value: for KindAssignment, the variable assigned (with
+	// its subscripts) and the value. Value alone: RETURN's alternate
+	// return, STOP's code, a computed GO TO's index.
+	Target, Value Expr
+	// Targets are the statement labels the statement may branch to: GO TO
+	// (all three forms, when the labels are listed), an arithmetic IF, the
+	// ERR=, END= and EOR= of an I/O statement, the alternate returns (*10)
+	// of a CALL.
+	Targets []int
+	IO      *IOStmt // KindIO
+	// Names: for KindParameter, the constants it defines; for KindData, the
+	// variables (and arrays) it initialises; for KindSave, the variables
+	// and the COMMON blocks ("/BLK/") it saves, none for a SAVE of
+	// everything; for KindEquivalence, the variables in it; for
+	// KindExternal and KindIntrinsic, the procedures it names; for
+	// KindEntry, its dummy arguments.
+	Names []string
+	// Attrs: for KindTypeDecl, the attributes after the type (INTEGER,
+	// PARAMETER, SAVE :: N = 1 gives PARAMETER and SAVE; INTENT(IN) gives
+	// INTENT); for KindAttribute, its attribute. Upper case.
+	Attrs []string
+	// Other: for a statement the parser does not take apart (KindOther), the
+	// whole statement as an expression, so that the names it mentions can be
+	// seen; its keywords are among them.
+	Other Expr
+}
+
+// IOStmt is an I/O statement.
+type IOStmt struct {
+	Verb string // READ, WRITE, PRINT, OPEN, CLOSE, INQUIRE, REWIND, BACKSPACE, ENDFILE, FLUSH, WAIT
+	// Specs is the control list, each item with its keyword; an item
+	// without keyword gets the one its place implies (UNIT, then FMT):
+	// WRITE (6, 100) and READ 100 give UNIT=6, FMT=100 and FMT=100.
+	Specs []IOSpec
+	Items []Expr // the input or output list
+}
+
+// IOSpec is one item of an I/O control list.
+type IOSpec struct {
+	Key   string // upper case
+	Value Expr
+}
+
+// Spec returns the value of the control list item key ("UNIT", "FMT",
+// ...), and whether there is one.
+func (io *IOStmt) Spec(key string) (Expr, bool) {
+	for _, s := range io.Specs {
+		if s.Key == key {
+			return s.Value, true
+		}
+	}
+	return Expr{}, false
 }
 
 // DoStmt is a DO statement.
@@ -246,6 +322,7 @@ type Entity struct {
 	Name string  // upper case
 	Dims []Bound // nil: scalar
 	Pos  Pos
+	Init bool // declared with an initial value (= e or /values/)
 }
 
 // Bound is one dimension's bounds, lo:hi.
@@ -260,8 +337,18 @@ type Expr struct {
 	// Text is the expression as written (in fixed form with the blanks
 	// outside character constants removed), usable verbatim in generated
 	// Fortran. "" means absent.
-	Text string
-	Pos  Pos // zero when absent
+	Text  string
+	Pos   Pos    // zero when absent
+	Names []Name // the names in it, in order
+}
+
+// Name is a name an expression refers to: a variable, an array, a function
+// or a named constant (keywords, constants and operators are not names).
+type Name struct {
+	Name string // upper case
+	Pos  Pos
+	Off  int  // where it starts in Expr.Text, in bytes
+	Call bool // followed by '(': an array element or section, a substring or a function reference
 }
 
 // DirKind is the kind of an SVM directive.

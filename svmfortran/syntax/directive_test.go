@@ -78,7 +78,7 @@ func noPos(d *Directive) Directive {
 			e.Pos = Pos{}
 			var ds []Bound
 			for _, b := range e.Dims {
-				b.Lo.Pos, b.Hi.Pos = Pos{}, Pos{}
+				b.Lo, b.Hi = textOnly(b.Lo), textOnly(b.Hi)
 				ds = append(ds, b)
 			}
 			e.Dims = ds
@@ -89,7 +89,7 @@ func noPos(d *Directive) Directive {
 	exprs := func(es []Expr) []Expr {
 		var r []Expr
 		for _, e := range es {
-			r = append(r, Expr{Text: e.Text})
+			r = append(r, textOnly(e))
 		}
 		return r
 	}
@@ -100,14 +100,14 @@ func noPos(d *Directive) Directive {
 		ds.OntoArgs, ds.HomeArgs = exprs(ds.OntoArgs), exprs(ds.HomeArgs)
 		ds.Formats = nil
 		for _, f := range d.Dist.Formats {
-			f.Arg.Pos = Pos{}
+			f.Arg = textOnly(f.Arg)
 			ds.Formats = append(ds.Formats, f)
 		}
 		out.Dist = &ds
 	}
 	if d.PDO != nil {
 		ps := *d.PDO
-		ps.Chunk.Pos = Pos{}
+		ps.Chunk = textOnly(ps.Chunk)
 		ps.Subscripts = exprs(ps.Subscripts)
 		out.PDO = &ps
 	}

@@ -12,10 +12,16 @@
 //
 // The parser understands the statements the SVM-Fortran code generator has
 // to know (program unit headers and ENDs, DO loops and their ends, block and
-// logical IFs, CALL, COMMON, declarations, ...) and every SVM directive;
-// every other statement is KindOther and only passes through. Expressions
-// are not parsed: they are kept as text (Expr), split at the right commas
-// and colons, to be copied into the generated Fortran.
+// logical IFs, SELECT CASE, branches, CALL, I/O, assignments, COMMON,
+// declarations and their attributes, ...) and every SVM directive, and
+// hands the generator typed facts about them: construct names, conditions,
+// branch targets, I/O control lists, the names PARAMETER, DATA, SAVE and
+// EQUIVALENCE declare. Every other statement is KindOther and only passes
+// through. Expressions are not parsed into trees: they are kept as text
+// (Expr), split at the right commas and colons, to be copied into the
+// generated Fortran, with the names they refer to (Expr.Names: variables,
+// arrays, functions and named constants, found by a scanner that knows
+// constants, dotted operators and keyword arguments).
 //
 // Fixed and free source form are supported. The scanner works on whole
 // statements: continuation lines are joined, comments dropped, and a label

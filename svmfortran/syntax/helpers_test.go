@@ -24,6 +24,9 @@ func fixed(lines ...string) string {
 	return b.String()
 }
 
+// textOnly is e without its position and names, for comparisons.
+func textOnly(e Expr) Expr { return Expr{Text: e.Text} }
+
 func free(lines ...string) string {
 	return strings.Join(lines, "\n") + "\n"
 }

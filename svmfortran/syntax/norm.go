@@ -70,7 +70,116 @@ func (n *norm) expr(a, b int) Expr {
 	if a >= b {
 		return Expr{}
 	}
-	return Expr{Text: n.text(a, b), Pos: n.pos(a)}
+	return Expr{Text: n.text(a, b), Pos: n.pos(a), Names: n.names(a, b)}
+}
+
+// names lists the names in s[a:b], an expression: variables, arrays,
+// functions and named constants. Character and Hollerith constants,
+// numbers (1.5D0, 2E3, 7_8, 1.0_DP), dotted operators and logical
+// constants (.EQ., .TRUE.), component names after '%' and the keywords of
+// keyword arguments (UNIT= inside parentheses, an implied DO's I=) are
+// not names.
+func (n *norm) names(a, b int) []Name {
+	var out []Name
+	depth := 0
+	for i := a; i < b; {
+		if n.lit[i] {
+			i++
+			continue
+		}
+		switch c := n.u[i]; {
+		case c >= 'A' && c <= 'Z':
+			j := n.wordEnd(i, b)
+			next := n.nextSig(j, b)
+			keyword := depth > 0 && next == '=' && n.nextSig(j+1, b) != '=' && n.nextSig(j+1, b) != '>'
+			component := i > a && !n.lit[i-1] && n.u[i-1] == '%'
+			if !keyword && !component {
+				off := i - a
+				if n.free {
+					off = n.at[i] - n.at[a]
+				}
+				out = append(out, Name{Name: string(n.u[i:j]), Pos: n.pos(i), Off: off, Call: next == '('})
+			}
+			i = j
+		case isDigit(c):
+			i = n.numberEnd(i, b)
+		case c == '.':
+			if i+1 < b && !n.lit[i+1] && isDigit(n.u[i+1]) {
+				i = n.numberEnd(i, b)
+			} else if k := n.operatorEnd(i, b); k > i {
+				i = k
+			} else {
+				i++
+			}
+		case c == '(' || c == '[':
+			depth++
+			i++
+		case c == ')' || c == ']':
+			depth--
+			i++
+		default:
+			i++
+		}
+	}
+	return out
+}
+
+// wordEnd is the end of the name or keyword starting at s[i].
+func (n *norm) wordEnd(i, b int) int {
+	for i < b && !n.lit[i] && (isLetter(n.u[i]) || isDigit(n.u[i]) || n.u[i] == '_' || n.u[i] == '$') {
+		i++
+	}
+	return i
+}
+
+// nextSig is the byte at s[i] outside constants, 0 at a constant or the end.
+func (n *norm) nextSig(i, b int) byte {
+	if i < b && !n.lit[i] {
+		return n.u[i]
+	}
+	return 0
+}
+
+// operatorEnd is the end of the dotted operator or logical constant
+// (.EQ., .TRUE., .MYOP.) starting at s[i], or i if there is none.
+func (n *norm) operatorEnd(i, b int) int {
+	j := i + 1
+	for j < b && !n.lit[j] && isLetter(n.u[j]) {
+		j++
+	}
+	if j == i+1 || j >= b || n.lit[j] || n.u[j] != '.' {
+		return i
+	}
+	return j + 1
+}
+
+// numberEnd is the end of the number starting at s[i]: digits, a
+// fraction, an exponent (E, D or Q, with a sign) and a kind (_8, _DP). In
+// 1.EQ.N the dot starts an operator, not a fraction.
+func (n *norm) numberEnd(i, b int) int {
+	digits := func(j int) int {
+		for j < b && !n.lit[j] && isDigit(n.u[j]) {
+			j++
+		}
+		return j
+	}
+	i = digits(i)
+	if i < b && !n.lit[i] && n.u[i] == '.' && n.operatorEnd(i, b) == i {
+		i = digits(i + 1)
+	}
+	if i < b && !n.lit[i] && (n.u[i] == 'E' || n.u[i] == 'D' || n.u[i] == 'Q') {
+		j := i + 1
+		if j < b && !n.lit[j] && (n.u[j] == '+' || n.u[j] == '-') {
+			j++
+		}
+		if k := digits(j); k > j {
+			i = k
+		}
+	}
+	if i < b && !n.lit[i] && n.u[i] == '_' {
+		i = n.wordEnd(i+1, b)
+	}
+	return i
 }
 
 // cur is a cursor over a statement. The first error it reports abandons

@@ -292,12 +292,15 @@ func TestScanPositions(t *testing.T) {
 	assert.Equal(t, Pos{"p.f", 3, 2}, u.Stmts[2].Pos)
 	call := u.Stmts[3]
 	require.Equal(t, KindCall, call.Kind)
-	assert.Equal(t, []Expr{{"A", Pos{"p.f", 4, 14}}, {"B", Pos{"p.f", 5, 10}}}, call.Call.Args)
+	assert.Equal(t, []Expr{
+		{"A", Pos{"p.f", 4, 14}, []Name{{"A", Pos{"p.f", 4, 14}, 0, false}}},
+		{"B", Pos{"p.f", 5, 10}, []Name{{"B", Pos{"p.f", 5, 10}, 0, false}}},
+	}, call.Call.Args)
 
 	u = only(t, parseOK(t, "p.f90", free("program p", "  x = 1; call f(a)", "end"), Options{}))
 	assert.Equal(t, Pos{"p.f90", 2, 3}, u.Stmts[1].Pos)
 	assert.Equal(t, Pos{"p.f90", 2, 10}, u.Stmts[2].Pos)
-	assert.Equal(t, []Expr{{"a", Pos{"p.f90", 2, 17}}}, u.Stmts[2].Call.Args)
+	assert.Equal(t, []Expr{{"a", Pos{"p.f90", 2, 17}, []Name{{"A", Pos{"p.f90", 2, 17}, 0, false}}}}, u.Stmts[2].Call.Args)
 }
 
 func TestScanFormByExtension(t *testing.T) {

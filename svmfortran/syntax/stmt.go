@@ -2,6 +2,8 @@ package syntax
 
 import (
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // stmtParser parses single statements.
@@ -94,13 +96,29 @@ var specKeywords = []struct {
 	{"MAP", KindOther},
 }
 
-var ioKeywords = []string{"READ", "WRITE", "PRINT", "OPEN", "CLOSE", "INQUIRE", "REWIND", "BACKSPACE", "ENDFILE"}
+var ioKeywords = []string{"READ", "WRITE", "PRINT", "OPEN", "CLOSE", "INQUIRE", "REWIND", "BACKSPACE", "ENDFILE", "FLUSH", "WAIT"}
 
-// stmt classifies and parses the statement at the cursor.
+// attributeKeywords start the attribute statements the parser takes apart
+// (KindAttribute): ALLOCATABLE :: A(:), INTENT(IN) X. POINTER followed by
+// '(' is a Cray pointer statement, KindOther.
+var attributeKeywords = []string{"ALLOCATABLE", "POINTER", "TARGET", "INTENT", "OPTIONAL", "VALUE", "VOLATILE",
+	"PROTECTED", "ASYNCHRONOUS", "CONTIGUOUS"}
+
+// stmt classifies and parses the statement at the cursor. A statement it
+// does not take apart keeps its whole text as Other, for the names in it.
 func (p *stmtParser) stmt(c *cur, s *Stmt, cx ctx, in *info) {
+	start := c.i
+	p.classify(c, s, cx, in)
+	if s.Kind == KindOther {
+		s.Other = c.n.expr(start, c.end)
+	}
+}
+
+func (p *stmtParser) classify(c *cur, s *Stmt, cx ctx, in *info) {
 	if lhs, ok := assignment(c); ok {
 		s.Kind = KindAssignment
 		s.Spec = cx.spec && lhs.stmtFunc && !cx.hasUse && !cx.arrays[lhs.name]
+		s.Target, s.Value = c.n.expr(c.i, lhs.eq), c.n.expr(lhs.value, c.end)
 		return
 	}
 	// A construct name, as in OUTER: DO I = 1, N.
@@ -109,6 +127,7 @@ func (p *stmtParser) stmt(c *cur, s *Stmt, cx ctx, in *info) {
 		c.i = save
 	} else {
 		c.i++
+		s.Construct = nm
 	}
 	if p.header(c, s, cx, in) {
 		return
@@ -139,7 +158,7 @@ func (p *stmtParser) stmt(c *cur, s *Stmt, cx ctx, in *info) {
 	}
 	for _, kw := range ioKeywords {
 		if c.is(kw) {
-			s.Kind = KindIO
+			p.io(c, s, kw)
 			return
 		}
 	}
@@ -167,11 +186,14 @@ func (p *stmtParser) stmt(c *cur, s *Stmt, cx ctx, in *info) {
 	case c.accept("CALL"):
 		p.call(c, s)
 		return
-	case c.is("RETURN"):
+	case c.accept("RETURN"):
 		s.Kind = KindReturn
+		s.Value = c.expr("")
+		c.expectEnd("RETURN")
 		return
-	case c.is("STOP"), c.is("ERRORSTOP"):
+	case c.accept("STOP"), c.accept("ERRORSTOP"):
 		s.Kind = KindStop
+		s.Value = c.expr("")
 		return
 	case c.accept("CONTINUE"):
 		s.Kind = KindContinue
@@ -181,26 +203,22 @@ func (p *stmtParser) stmt(c *cur, s *Stmt, cx ctx, in *info) {
 		s.Kind = KindContains
 		c.expectEnd("CONTAINS")
 		return
-	case c.is("GOTO"):
-		s.Kind = KindGoto
+	case c.accept("GOTO"):
+		p.gotoStmt(c, s)
 		return
 	case c.is("IF("):
 		p.ifStmt(c, s, cx)
 		return
-	case c.accept("ELSEIF("):
+	case c.accept("ELSEIF"):
 		s.Kind = KindElseIf
-		c.i--
-		k := c.group(c.i)
-		if k < 0 {
-			c.errf("unbalanced parentheses in the ELSE IF condition")
+		if s.Cond = p.condition(c, "ELSE IF"); c.failed {
 			return
 		}
-		c.i = k
 		if !c.accept("THEN") {
 			c.errf("expected THEN after ELSE IF (...), found %s", c.here())
 			return
 		}
-		c.name() // a construct name
+		s.Construct = c.name()
 		c.expectEnd("ELSE IF (...) THEN")
 		return
 	case c.is("ELSEWHERE"):
@@ -208,11 +226,43 @@ func (p *stmtParser) stmt(c *cur, s *Stmt, cx ctx, in *info) {
 		return
 	case c.accept("ELSE"):
 		s.Kind = KindElse
-		c.name() // a construct name
+		s.Construct = c.name()
 		c.expectEnd("ELSE")
 		return
 	case c.accept("DO"):
 		p.do(c, s)
+		return
+	case c.is("SELECTCASE("):
+		c.i += len("SELECTCASE")
+		s.Kind = KindSelectCase
+		s.Cond = p.condition(c, "SELECT CASE")
+		c.expectEnd("SELECT CASE (...)")
+		return
+	case c.is("CASEDEFAULT"), c.is("CASE("):
+		s.Kind = KindCase
+		if !c.accept("CASEDEFAULT") {
+			c.i += len("CASE")
+			if c.i = c.group(c.i); c.i < 0 {
+				c.i = c.end
+				c.errf("unbalanced parentheses in CASE (...)")
+				return
+			}
+		}
+		s.Construct = c.name()
+		c.expectEnd("CASE")
+		return
+	case c.accept("EXIT"):
+		s.Kind = KindExit
+		s.Construct = c.name()
+		c.expectEnd("EXIT")
+		return
+	case c.accept("CYCLE"):
+		s.Kind = KindCycle
+		s.Construct = c.name()
+		c.expectEnd("CYCLE")
+		return
+	case c.accept("ENTRY"):
+		p.entry(c, s)
 		return
 	case c.is("FORMAT("):
 		s.Kind = KindFormat
@@ -221,9 +271,16 @@ func (p *stmtParser) stmt(c *cur, s *Stmt, cx ctx, in *info) {
 		s.Kind, s.Spec, in.openIface = KindOther, true, true
 		return
 	}
+	for _, kw := range attributeKeywords {
+		if c.is(kw) && !c.is("POINTER(") {
+			p.attribute(c, s, kw)
+			return
+		}
+	}
 	for _, k := range specKeywords {
 		if c.is(k.kw) {
 			s.Kind, s.Spec = k.kind, true
+			p.specNames(c, s, k.kw)
 			return
 		}
 	}
@@ -234,6 +291,8 @@ func (p *stmtParser) stmt(c *cur, s *Stmt, cx ctx, in *info) {
 type lhs struct {
 	name     string
 	stmtFunc bool // NAME(a, b, ...) with names as subscripts: may define a statement function
+	eq       int  // where the '=' (or '=>') is
+	value    int  // where the value starts
 }
 
 // assignment recognises v = e and v => e, where v is a name with any
@@ -270,6 +329,7 @@ func assignment(c *cur) (lhs, bool) {
 			more = false
 		}
 	}
+	l.eq = t.i
 	switch {
 	case t.is("=>"):
 		t.i += 2
@@ -278,6 +338,7 @@ func assignment(c *cur) (lhs, bool) {
 	default:
 		return lhs{}, false
 	}
+	l.value = t.i
 	if t.topLevel(",") {
 		return lhs{}, false
 	}
@@ -505,12 +566,15 @@ func (p *stmtParser) typeDecl(c *cur, s *Stmt, ts string) {
 					return
 				}
 				dims = p.bounds(c)
+				s.Attrs = append(s.Attrs, "DIMENSION")
 				continue
 			}
-			if c.name() == "" {
+			attr := c.name()
+			if attr == "" {
 				c.errf("expected an attribute in the %s declaration, found %s", ts, c.here())
 				return
 			}
+			s.Attrs = append(s.Attrs, attr)
 			if c.peek() == '(' {
 				c.i = c.group(c.i)
 				if c.i < 0 {
@@ -556,10 +620,12 @@ func (p *stmtParser) entities(c *cur, dims []Bound, what string, init bool) []En
 			}
 			switch {
 			case c.accept("=>"), c.accept("="):
+				e.Init = true
 				if c.expr(",").Text == "" {
 					c.errf("expected the initial value of %s, found %s", e.Name, c.here())
 				}
 			case c.accept("/"):
+				e.Init = true
 				c.expr("/")
 				if !c.accept("/") {
 					c.errf("expected '/' to end the initial values of %s", e.Name)
@@ -710,6 +776,12 @@ func (p *stmtParser) call(c *cur, s *Stmt) {
 	if c.peek() == '(' {
 		s.Call.Args = p.args(c, "the arguments of CALL "+name)
 	}
+	for _, a := range s.Call.Args {
+		// An alternate return, *10.
+		if l, err := strconv.Atoi(strings.TrimPrefix(a.Text, "*")); err == nil && strings.HasPrefix(a.Text, "*") {
+			s.Targets = append(s.Targets, l)
+		}
+	}
 	c.expectEnd("CALL " + name + "(...)")
 }
 
@@ -791,23 +863,18 @@ func (p *stmtParser) do(c *cur, s *Stmt) {
 func (p *stmtParser) ifStmt(c *cur, s *Stmt, cx ctx) {
 	s.Kind = KindOther
 	c.i += len("IF")
-	k := c.group(c.i)
-	if k < 0 {
-		c.errf("unbalanced parentheses in the IF condition")
+	if s.Cond = p.condition(c, "IF"); c.failed {
 		return
 	}
-	if k == c.i+2 {
-		c.errf("empty IF condition")
-		return
-	}
-	c.i = k
 	switch {
 	case !c.more():
 		c.errf("IF (...) must be followed by THEN or a statement")
 	case c.is("THEN") && c.i+len("THEN") == c.end:
 		s.Kind = KindIf
 	case isDigit(c.peek()):
-		// An arithmetic IF (e) l1, l2, l3: a branch, passed through.
+		s.Kind = KindArithmeticIf
+		s.Targets = p.labels(c, "arithmetic IF")
+		c.expectEnd("IF (...) l1, l2, l3")
 	default:
 		s.Kind = KindLogicalIf
 		at := c.pos()
@@ -817,7 +884,8 @@ func (p *stmtParser) ifStmt(c *cur, s *Stmt, cx ctx) {
 		p.stmt(c, inner, ctx{arrays: cx.arrays, hasUse: cx.hasUse}, &in)
 		switch inner.Kind {
 		case KindDo, KindIf, KindElseIf, KindElse, KindEndIf, KindEndDo, KindEnd, KindLogicalIf,
-			KindProgram, KindSubroutine, KindFunction, KindBlockData, KindModule, KindContains, KindFormat:
+			KindProgram, KindSubroutine, KindFunction, KindBlockData, KindModule, KindContains, KindFormat,
+			KindSelectCase, KindCase, KindEndSelect, KindEntry:
 			c.errAt(at, "%s statements are not allowed in a logical IF", inner.Kind)
 		default:
 			if inner.Spec {
@@ -825,6 +893,299 @@ func (p *stmtParser) ifStmt(c *cur, s *Stmt, cx ctx) {
 			}
 		}
 	}
+}
+
+// condition reads the parenthesised expression at the cursor (the
+// condition of an IF, the selector of a SELECT CASE) and returns what is
+// inside the parentheses.
+func (p *stmtParser) condition(c *cur, what string) Expr {
+	if c.peek() != '(' {
+		c.errf("expected '(' after %s, found %s", what, c.here())
+		return Expr{}
+	}
+	k := c.group(c.i)
+	switch {
+	case k < 0:
+		c.errf("unbalanced parentheses in the %s condition", what)
+		return Expr{}
+	case k == c.i+2:
+		c.errf("empty %s condition", what)
+		return Expr{}
+	}
+	e := c.n.expr(c.i+1, k-1)
+	c.i = k
+	return e
+}
+
+// labels reads a list of statement labels separated by commas: 10, 20, 30.
+func (p *stmtParser) labels(c *cur, what string) []int {
+	var out []int
+	for {
+		at := c.pos()
+		l, ok := c.digits()
+		if !ok || l == 0 || l > 99999 {
+			c.errAt(at, "expected a statement label in the %s, found %s", what, c.here())
+			return out
+		}
+		out = append(out, l)
+		if !c.accept(",") {
+			return out
+		}
+	}
+}
+
+// gotoStmt parses the rest of GO TO l, GO TO (l1, l2, ...) [,] index and
+// GO TO var [[,] (l1, l2, ...)].
+func (p *stmtParser) gotoStmt(c *cur, s *Stmt) {
+	s.Kind = KindGoto
+	switch {
+	case isDigit(c.peek()):
+		s.Targets = p.labels(c, "GO TO")
+		if len(s.Targets) > 1 {
+			c.errf("GO TO takes one statement label")
+		}
+	case c.accept("("):
+		s.Targets = p.labels(c, "computed GO TO")
+		if !c.accept(")") {
+			c.errf("expected ')' after the labels of the computed GO TO, found %s", c.here())
+			return
+		}
+		c.accept(",")
+		if s.Value = c.expr(""); s.Value.Text == "" {
+			c.errf("expected the index of the computed GO TO, found %s", c.here())
+		}
+	default:
+		// An assigned GO TO: the variable, then the labels it may hold.
+		at := c.i
+		if c.name() == "" {
+			c.errf("expected a statement label after GO TO, found %s", c.here())
+			return
+		}
+		s.Value = c.n.expr(at, c.i)
+		c.accept(",")
+		if c.accept("(") {
+			s.Targets = p.labels(c, "assigned GO TO")
+			if !c.accept(")") {
+				c.errf("expected ')' after the labels of the assigned GO TO, found %s", c.here())
+				return
+			}
+		}
+	}
+	c.expectEnd("GO TO")
+}
+
+// io parses an I/O statement: the control list in parentheses (or READ's
+// and PRINT's format, REWIND's unit, without them) and the input or
+// output list.
+func (p *stmtParser) io(c *cur, s *Stmt, verb string) {
+	s.Kind = KindIO
+	io := &IOStmt{Verb: verb}
+	s.IO = io
+	c.i += len(verb)
+	switch {
+	case c.peek() == '(' && verb != "PRINT":
+		k := c.group(c.i)
+		if k < 0 {
+			c.errf("unbalanced parentheses in the control list of %s", verb)
+			return
+		}
+		t := *c
+		t.i, t.end = c.i+1, k-1
+		for n := 0; t.more(); n++ {
+			spec := IOSpec{}
+			save := t.i
+			if key := t.name(); key != "" && t.is("=") && !t.is("==") {
+				t.i++
+				spec.Key = key
+			} else {
+				t.i = save
+				spec.Key = positionalSpec(verb, n)
+			}
+			spec.Value = t.expr(",")
+			io.Specs = append(io.Specs, spec)
+			if !t.accept(",") && t.more() {
+				t.errf("expected ',' in the control list of %s, found %s", verb, t.here())
+			}
+		}
+		if t.failed { // reported: abandon the statement
+			c.failed, c.i = true, c.end
+			return
+		}
+		c.i = k
+		c.accept(",") // WRITE (6, *), X: a comma some compilers accept
+	case c.more():
+		key := "FMT"
+		if verb != "READ" && verb != "PRINT" {
+			key = "UNIT"
+		}
+		io.Specs = []IOSpec{{Key: key, Value: c.expr(",")}}
+		if c.more() && !c.accept(",") {
+			c.errf("expected ',' after the format of %s, found %s", verb, c.here())
+			return
+		}
+	}
+	for c.more() {
+		e := c.expr(",")
+		if e.Text == "" {
+			c.errf("expected an item in the list of %s, found %s", verb, c.here())
+			return
+		}
+		io.Items = append(io.Items, e)
+		if c.more() && !c.accept(",") {
+			c.errf("expected ',' in the list of %s, found %s", verb, c.here())
+			return
+		}
+	}
+	for _, spec := range io.Specs {
+		if spec.Key != "ERR" && spec.Key != "END" && spec.Key != "EOR" {
+			continue
+		}
+		if l, err := strconv.Atoi(spec.Value.Text); err == nil && l > 0 && l <= 99999 {
+			s.Targets = append(s.Targets, l)
+		}
+	}
+}
+
+// positionalSpec is the keyword an item without one stands for at place n
+// of verb's control list: the unit, then (READ and WRITE) the format.
+func positionalSpec(verb string, n int) string {
+	if n == 1 && (verb == "READ" || verb == "WRITE") {
+		return "FMT"
+	}
+	if n == 0 {
+		return "UNIT"
+	}
+	return ""
+}
+
+// entry parses the rest of ENTRY name [(args)].
+func (p *stmtParser) entry(c *cur, s *Stmt) {
+	s.Kind = KindEntry
+	if s.Name = c.name(); s.Name == "" {
+		c.errf("expected the entry name after ENTRY, found %s", c.here())
+		return
+	}
+	if c.accept("(") && !c.accept(")") {
+		for {
+			a := "*"
+			if !c.accept("*") {
+				if a = c.name(); a == "" {
+					c.errf("expected a dummy argument name in ENTRY %s, found %s", s.Name, c.here())
+					return
+				}
+			}
+			s.Names = append(s.Names, a)
+			if c.accept(")") {
+				break
+			}
+			if !c.accept(",") {
+				c.errf("expected ',' or ')' in the dummy arguments of ENTRY %s, found %s", s.Name, c.here())
+				return
+			}
+		}
+	}
+	c.expectEnd("ENTRY " + s.Name + "(...)")
+}
+
+// attribute parses an attribute statement: ALLOCATABLE [::] A(:), B.
+func (p *stmtParser) attribute(c *cur, s *Stmt, kw string) {
+	s.Kind, s.Spec, s.Attrs = KindAttribute, true, []string{kw}
+	c.i += len(kw)
+	if c.peek() == '(' { // INTENT(IN)
+		if c.i = c.group(c.i); c.i < 0 {
+			c.i = c.end
+			c.errf("unbalanced parentheses after %s", kw)
+			return
+		}
+	}
+	c.accept("::")
+	s.Decl = p.entities(c, nil, kw+" statement", false)
+}
+
+// specNames records the names a PARAMETER, DATA, SAVE, EQUIVALENCE,
+// EXTERNAL or INTRINSIC statement declares (Stmt.Names), and the module a
+// USE names (Stmt.Name). The other specification statements of
+// specKeywords are kept whole.
+func (p *stmtParser) specNames(c *cur, s *Stmt, kw string) {
+	c.i += len(kw)
+	switch kw {
+	case "USE":
+		// USE [[, INTRINSIC] ::] NAME [, ONLY: ...]
+		if c.accept(",") {
+			c.name()
+		}
+		c.accept("::")
+		s.Name = c.name()
+	case "PARAMETER":
+		// PARAMETER (N = 10, M = N*2)
+		if c.peek() != '(' {
+			return // DEC's PARAMETER N = 10, without parentheses
+		}
+		t := *c
+		t.i, t.end = c.i+1, c.group(c.i)-1
+		for t.more() {
+			if name := t.name(); name != "" {
+				s.Names = append(s.Names, name)
+			}
+			t.expr(",")
+			t.accept(",")
+		}
+	case "DATA":
+		// DATA X, A(1) /1.0, 2.0/, (B(I), I = 1, 3) /3*0/
+		for c.more() {
+			for c.more() && c.peek() != '/' {
+				s.Names = append(s.Names, dataObject(c.expr(",/"))...)
+				c.accept(",")
+			}
+			c.accept("/")
+			c.expr("/")
+			c.accept("/")
+			c.accept(",")
+		}
+	case "SAVE", "EXTERNAL", "INTRINSIC":
+		c.accept("::")
+		for c.more() {
+			switch name := c.name(); {
+			case name != "":
+				s.Names = append(s.Names, name)
+			case c.accept("/"):
+				s.Names = append(s.Names, "/"+c.name()+"/")
+				c.accept("/")
+			default:
+				return
+			}
+			c.accept(",")
+		}
+	case "EQUIVALENCE":
+		// EQUIVALENCE (A, B(2)), (C, D)
+		for c.accept("(") {
+			for c.more() && !c.accept(")") {
+				if e := c.expr(","); len(e.Names) > 0 {
+					s.Names = append(s.Names, e.Names[0].Name)
+				}
+				c.accept(",")
+			}
+			c.accept(",")
+		}
+	}
+}
+
+// dataObject returns the variable a DATA object initialises: the name of
+// X or A(1), the arrays of an implied DO ((B(I), I = 1, 3)).
+func dataObject(e Expr) []string {
+	if len(e.Names) == 0 {
+		return nil
+	}
+	if !strings.HasPrefix(e.Text, "(") {
+		return []string{e.Names[0].Name}
+	}
+	var out []string
+	for _, n := range e.Names {
+		if n.Call {
+			out = append(out, n.Name)
+		}
+	}
+	return out
 }
 
 // end parses the statements starting with END (after it), except END FILE.
@@ -854,12 +1215,16 @@ func (p *stmtParser) end(c *cur, s *Stmt, in *info) {
 	switch {
 	case c.accept("DO"):
 		s.Kind = KindEndDo
-		c.name()
+		s.Construct = c.name()
 		c.expectEnd("END DO")
 	case c.accept("IF"):
 		s.Kind = KindEndIf
-		c.name()
+		s.Construct = c.name()
 		c.expectEnd("END IF")
+	case c.accept("SELECT"):
+		s.Kind = KindEndSelect
+		s.Construct = c.name()
+		c.expectEnd("END SELECT")
 	case c.is("INTERFACE"):
 		s.Kind, s.Spec, in.closeIface = KindOther, true, true
 	case c.is("TYPE"):

@@ -1,6 +1,7 @@
 package syntax
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -52,12 +53,20 @@ func TestStmtKinds(t *testing.T) {
 		{"|GOTO 10", KindGoto, false},
 		{"|GO TO (10, 20), I", KindGoto, false},
 		{"|IF (X .GT. 0) X = 0", KindLogicalIf, false},
-		{"|IF (X) 10, 20, 30", KindOther, false}, // arithmetic IF
-		{"|ALLOCATABLE :: A(:)", KindOther, true},
+		{"|IF (X) 10, 20, 30", KindArithmeticIf, false},
+		{"|ALLOCATABLE :: A(:)", KindAttribute, true},
+		{"|POINTER (P, X)", KindOther, true}, // a Cray pointer
+		{"|SELECT CASE (K)", KindSelectCase, false},
+		{"|CASE (1:3)", KindCase, false},
+		{"|CASE DEFAULT", KindCase, false},
+		{"|END SELECT", KindEndSelect, false},
+		{"|EXIT", KindExit, false},
+		{"|CYCLE OUTER", KindCycle, false},
+		{"|FLUSH (6)", KindIO, false},
 		{"|NAMELIST /NL/ A, B", KindOther, true},
 		{"|ALLOCATE (A(N))", KindOther, false},
 		{"|PAUSE", KindOther, false},
-		{"|ENTRY E(X)", KindOther, false},
+		{"|ENTRY E(X)", KindEntry, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
@@ -91,7 +100,7 @@ func TestStmtDo(t *testing.T) {
 			require.Equal(t, KindDo, s.Kind)
 			got := *s.Do
 			for _, e := range []*Expr{&got.Lo, &got.Hi, &got.Step, &got.Cond} {
-				e.Pos = Pos{}
+				*e = textOnly(*e)
 			}
 			assert.Equal(t, tt.want, got)
 		})
@@ -389,4 +398,135 @@ func TestStmtHeaderErrors(t *testing.T) {
 			assert.Equal(t, tt.want, diags[0].String())
 		})
 	}
+}
+
+func TestExprNames(t *testing.T) {
+	tests := []struct {
+		expr string
+		want []string // names, with "(" after one followed by '('
+	}{
+		{"A + B(I, J) * 2.5D0", []string{"A", "B(", "I", "J"}},
+		{"X .EQ. 1 .AND. .NOT. FLAG", []string{"X", "FLAG"}},
+		{"3.EQ.N .OR. .TRUE.", []string{"N"}},
+		{"1.E5 + 2E-3 + .5 + 1.0_DP + 7_8 + Q", []string{"Q"}},
+		{"'A, B' // S(1:N) // \"X\"", []string{"S(", "N"}},
+		{"P%X + F(KEY=Y)", []string{"P", "F(", "Y"}},
+		{"(A(I), I = 1, N)", []string{"A(", "I", "N"}},
+		{"MAX(NUMPROC(), 2)", []string{"MAX(", "NUMPROC("}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.expr, func(t *testing.T) {
+			u := only(t, parseOK(t, "e.f90", free("x = "+tt.expr, "end"), Options{}))
+			var got []string
+			for _, n := range u.Stmts[0].Value.Names {
+				name := n.Name
+				if n.Call {
+					name += "("
+				}
+				got = append(got, name)
+				// Off and Pos point at the name as written.
+				assert.True(t, strings.EqualFold(u.Stmts[0].Value.Text[n.Off:n.Off+len(n.Name)], n.Name))
+				assert.Equal(t, 5+n.Off, n.Pos.Col)
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	// Fixed form: Hollerith constants are not names; offsets count the text without blanks.
+	u := only(t, parseOK(t, "e.f", fixed("|CALL S(3HA,B, X Y)", "|END"), Options{}))
+	require.Len(t, u.Stmts[0].Call.Args, 2)
+	assert.Empty(t, u.Stmts[0].Call.Args[0].Names)
+	assert.Equal(t, []Name{{Name: "XY", Pos: Pos{"e.f", 1, 21}, Off: 0}}, u.Stmts[0].Call.Args[1].Names)
+}
+
+func TestStmtFacts(t *testing.T) {
+	src := fixed(
+		"|SUBROUTINE S(A, N)",
+		"|INTEGER, PARAMETER :: M = 3",
+		"|REAL, ALLOCATABLE, SAVE :: W(:)",
+		"|REAL A(N), X /1.0/",
+		"|PARAMETER (K = 2, L = K*2)",
+		"|DATA Y, Z(1) /1.0, 2.0/, (B(I), I = 1, 3) /3*0/",
+		"|SAVE /BLK/, Y",
+		"|EQUIVALENCE (C, D(2)), (E, F)",
+		"|EXTERNAL G",
+		"|ALLOCATABLE :: V(:, :)",
+		"|OUTER: DO I = 1, N",
+		"|IF (A(I) .GT. 0) THEN",
+		"|A(I) = A(I) + X",
+		"|ELSE IF (N .EQ. 1) THEN",
+		"|GOTO 10",
+		"|END IF",
+		"|END DO OUTER",
+		"|GO TO (10, 20), I",
+		"|IF (X) 10, 20, 10",
+		"10|READ (5, '(A)', END=20, ERR=30) Y, (Z(I), I = 1, N)",
+		"20|PRINT 100, Y",
+		"30|SELECT CASE (N + 1)",
+		"|CASE DEFAULT",
+		"|CALL T(*10, A)",
+		"|END SELECT",
+		"|WHERE (A .GT. 0) A = 0",
+		"|RETURN 1",
+		"100|FORMAT (F5.1)",
+		"|END",
+	)
+	u := only(t, parseOK(t, "s.f", src, Options{}))
+	st := u.Stmts
+	assert.Equal(t, []string{"PARAMETER"}, st[1].Attrs)
+	assert.True(t, st[1].Decl[0].Init)
+	assert.Equal(t, []string{"ALLOCATABLE", "SAVE"}, st[2].Attrs)
+	assert.False(t, st[3].Decl[0].Init)
+	assert.True(t, st[3].Decl[1].Init)
+	assert.Equal(t, []string{"K", "L"}, st[4].Names)
+	assert.Equal(t, []string{"Y", "Z", "B"}, st[5].Names)
+	assert.Equal(t, []string{"/BLK/", "Y"}, st[6].Names)
+	assert.Equal(t, []string{"C", "D", "E", "F"}, st[7].Names)
+	assert.Equal(t, []string{"G"}, st[8].Names)
+	assert.Equal(t, KindAttribute, st[9].Kind)
+	assert.Equal(t, []string{"ALLOCATABLE"}, st[9].Attrs)
+	assert.Equal(t, "V", st[9].Decl[0].Name)
+	assert.Equal(t, "OUTER", st[10].Construct)
+	assert.Equal(t, "A(I).GT.0", st[11].Cond.Text)
+	assert.Equal(t, "A(I)", st[12].Target.Text)
+	assert.Equal(t, "A(I)+X", st[12].Value.Text)
+	assert.Equal(t, "N.EQ.1", st[13].Cond.Text)
+	assert.Equal(t, []int{10}, st[14].Targets)
+	assert.Equal(t, "OUTER", st[16].Construct)
+	assert.Equal(t, []int{10, 20}, st[17].Targets)
+	assert.Equal(t, "I", st[17].Value.Text)
+	assert.Equal(t, KindArithmeticIf, st[18].Kind)
+	assert.Equal(t, []int{10, 20, 10}, st[18].Targets)
+	io := st[19].IO
+	require.NotNil(t, io)
+	assert.Equal(t, "READ", io.Verb)
+	unit, ok := io.Spec("UNIT")
+	assert.True(t, ok)
+	assert.Equal(t, "5", unit.Text)
+	format, _ := io.Spec("FMT")
+	assert.Equal(t, "'(A)'", format.Text)
+	assert.Equal(t, []int{20, 30}, st[19].Targets)
+	assert.Len(t, io.Items, 2)
+	format, _ = st[20].IO.Spec("FMT")
+	assert.Equal(t, "100", format.Text)
+	assert.Equal(t, "N+1", st[21].Cond.Text)
+	assert.Equal(t, KindCase, st[22].Kind)
+	assert.Equal(t, []int{10}, st[23].Targets)
+	assert.Equal(t, KindEndSelect, st[24].Kind)
+	assert.Equal(t, KindOther, st[25].Kind)
+	assert.Equal(t, []string{"WHERE", "A", "A"}, exprNames(st[25].Other))
+	assert.Equal(t, "1", st[26].Value.Text)
+
+	u = only(t, parseOK(t, "m.f90", free("program m", "use a", "use, intrinsic :: iso_c_binding, only: c_int", "use :: b, x => y", "end"), Options{}))
+	for k, want := range []string{"A", "ISO_C_BINDING", "B"} {
+		assert.Equal(t, KindUse, u.Stmts[k+1].Kind)
+		assert.Equal(t, want, u.Stmts[k+1].Name)
+	}
+}
+
+func exprNames(e Expr) []string {
+	var out []string
+	for _, n := range e.Names {
+		out = append(out, n.Name)
+	}
+	return out
 }

@@ -484,6 +484,15 @@ func (u *Unit) DoEnd(i int) (int, error) {
 	return -1, fmt.Errorf("the DO loop at line %d has no end", u.Stmts[i].Pos.Line)
 }
 
+// DoEnds matches the DO statements of a list of statements (a unit's, or
+// one with its INCLUDEs expanded) with the statements that end them, as
+// DoEnd does: the result holds, for a DO statement at index i, the index of
+// its end, and -1 everywhere else and for a DO without an end.
+func DoEnds(stmts []*Stmt) []int {
+	end, _ := doStructure(stmts)
+	return end
+}
+
 // doProblem is something wrong with the DO loops of a unit, reported at
 // statement at; do is the DO loop it concerns, -1 for none.
 type doProblem struct {

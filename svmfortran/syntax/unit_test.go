@@ -263,3 +263,8 @@ func TestUnitInterfaceBodyWithoutEnd(t *testing.T) {
 		"a.f90:5:1: error: END TYPE without a TYPE definition",
 	}, strs(diags))
 }
+
+func TestDoEnds(t *testing.T) {
+	u := only(t, parseOK(t, "d.f", fixed("|DO 10 J = 1, 2", "|DO 10 I = 1, 2", "10|CONTINUE", "|DO K = 1, 2", "|END DO", "|END"), Options{}))
+	assert.Equal(t, []int{2, 2, -1, 4, -1, -1}, DoEnds(u.Stmts))
+}

@@ -97,11 +97,12 @@ module svm
     end function
 
     ! The SVM-Fortran runtime (svm_fortran.h). NUMPROC() and MYPROCSET()
-    ! keep the paper's names.
-    integer(c_int) function numproc() bind(C, name="svm_numproc")
+    ! keep the paper's names; they change nothing, so they may appear in
+    ! specification expressions (REAL W(NUMPROC())).
+    pure integer(c_int) function numproc() bind(C, name="svm_numproc")
       import :: c_int
     end function
-    integer(c_int) function myprocset() bind(C, name="svm_myprocset")
+    pure integer(c_int) function myprocset() bind(C, name="svm_myprocset")
       import :: c_int
     end function
     integer(c_int) function svm_pset_enter(positions, n) bind(C, name="svm_pset_enter")
@@ -128,6 +129,17 @@ module svm
     integer(c_int) function svm_dispatch_recv() bind(C, name="svm_dispatch_recv")
       import :: c_int
     end function
+    ! The values of a dispatch: n bytes at p (svm_pointer(loc(x))).
+    subroutine svm_dispatch_put(p, n) bind(C, name="svm_dispatch_put")
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: p
+      integer(c_size_t), value :: n
+    end subroutine
+    subroutine svm_dispatch_get(p, n) bind(C, name="svm_dispatch_get")
+      import :: c_ptr, c_size_t
+      type(c_ptr), value :: p
+      integer(c_size_t), value :: n
+    end subroutine
     integer(c_int) function svm_processors_c(name, namelen, rank, extents) bind(C, name="svm_processors")
       import :: c_int, c_char
       character(kind=c_char), intent(in) :: name(*)

@@ -74,6 +74,16 @@ int svm_section_next(void);
  * active set. */
 void svm_dispatch_send(int code);
 int svm_dispatch_recv(void);
+/* Values that ride on a dispatch: private data the master set in exclusive
+ * mode and the members read after they resume. Before svm_dispatch_send
+ * the master adds the n bytes at p with svm_dispatch_put, as many times as
+ * it has values; each member that svm_dispatch_recv resumes takes them, in
+ * the same order and sizes, with svm_dispatch_get before it waits again. A
+ * value of another size than the master's ends the program.
+ * svm_dispatch_get writes memory only where it does not hold the value
+ * already, so p may be a constant the program passed as an argument. */
+void svm_dispatch_put(void *p, size_t n);
+void svm_dispatch_get(void *p, size_t n);
 
 /* --- Processor arrangements and templates --------------------------------- */
 

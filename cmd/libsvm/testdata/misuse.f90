@@ -27,6 +27,15 @@ program misuse
     call svm_distribute(t, p, [SVM_BLOCK, SVM_BLOCK], [0, 0])
   case ('dispatch')
     if (myprocset() == 0) h = svm_dispatch_recv()
+  case ('values')
+    ! The master sends 4 bytes; the others take 8.
+    if (myprocset() == 0) then
+      call svm_dispatch_put(svm_pointer(loc(p)), 4_c_size_t)
+      call svm_dispatch_send(1)
+    else
+      h = svm_dispatch_recv()
+      call svm_dispatch_get(svm_pointer(loc(lo)), 8_c_size_t)
+    end if
   end select
   call svm_check(svm_finalize(), 'svm_finalize')
 end program

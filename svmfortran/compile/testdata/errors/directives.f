@@ -47,13 +47,8 @@ CSVM$ BARRIER                              ! ERROR "BARRIER inside a parallel lo
 CSVM$ TEMPLATE:: LATE(N)                   ! ERROR "TEMPLATE belongs in the specification part"
       PRINT *, 'everyone'                  ! WARNING "I/O in replicated mode"
 CSVM$ EXCLUSIVE_REGION
-      DO K = 1, 2
-CSVM$ PDO (LOOPS(I))                       ! ERROR "must not be inside a DO loop or IF block of the region"
-      DO I = 1, N
-         A(I) = 0
-      END DO
-      END DO
 CSVM$ EXCLUSIVE_REGION                     ! ERROR "EXCLUSIVE_REGION inside an exclusive region"
+CSVM$ EXCLUSIVE_REGION_END
 CSVM$ EXCLUSIVE_REGION_END
 CSVM$ CRITICAL ONE
 CSVM$ CRITICAL_END TWO                     ! ERROR "CRITICAL_END TWO ends critical section ONE"

@@ -5,8 +5,8 @@ C     join it; SUB runs a PDO over the shared array), then reads the
 C     array and prints.
 C
 C     Exercises, all at the top level of the exclusive region: a
-C     coordinated call (its arguments are shared variables or
-C     constants, the same on every processor), a REDISTRIBUTE, a PDO
+C     coordinated call (SUB inherits exclusive mode: the others join
+C     its PDO), a REDISTRIBUTE, a PDO
 C     with ON_HOME, and a REPLICATED_REGION in which every processor
 C     runs a PDO, adds its partial sum in a CRITICAL section and meets
 C     the others at a BARRIER.  Ordinary DO loops and IFs of the master
@@ -72,9 +72,10 @@ CSVM$ REPLICATED_REGION_END
 CSVM$ EXCLUSIVE_REGION_END
       END
 
-C     SUB: a subprogram of the same file, so the call above is
-C     coordinated; in SUB (replicated mode) every processor joins the
-C     PDO.  The master's writes before the call must be visible here.
+C     SUB: a subprogram of the same file with a parallel loop, so the
+C     call above is coordinated: called in exclusive mode, its master
+C     runs it and the others join its PDO.  The master's writes before
+C     the call must be visible here.
       SUBROUTINE SUB(A, N, ALPHA)
       IMPLICIT NONE
       INTEGER N
