@@ -65,6 +65,12 @@ func (c *cluster) deliverAll() int {
 			err = c.st[e.To].HandleDiffRequest(e.From, m)
 		case *protocol.DiffResponse:
 			err = c.st[e.To].HandleDiffResponse(e.From, m)
+		case *protocol.PageRequest:
+			err = c.st[e.To].HandlePageRequest(e.From, m)
+		case *protocol.PageResponse:
+			err = c.st[e.To].HandlePageResponse(e.From, m)
+		case *protocol.HomeDiffs:
+			err = c.st[e.To].HandleHomeDiffs(e.From, m)
 		}
 		require.NoError(c.t, err)
 		c.take(e.To)
@@ -554,4 +560,289 @@ func TestLargeValidateSplitsRequests(t *testing.T) {
 	for p := range pages {
 		require.Equal(t, byte(p%255+1), c.mem[1][p*pageSize])
 	}
+}
+
+// homeCluster is n lrc states on the home-based protocol, funneled, with
+// faults to find writes unless async.
+func homeCluster(t *testing.T, n, pages int, async bool) *cluster {
+	c := &cluster{t: t, acts: make([][]Action, n)}
+	for r := range n {
+		mem := make([]byte, pages*pageSize)
+		s, err := New(Config{Rank: r, NProcs: n, PageSize: pageSize, Pages: pages, Homes: true, AsyncWrites: async, Funneled: true}, mem)
+		require.NoError(t, err)
+		c.st = append(c.st, s)
+		c.mem = append(c.mem, mem)
+	}
+	return c
+}
+
+// pages returns the pages a message of the home-based protocol names.
+func msgPages(m protocol.Message) []uint32 {
+	var ps []uint32
+	switch m := m.(type) {
+	case *protocol.PageRequest:
+		for _, p := range m.Pages {
+			ps = append(ps, p.Page)
+		}
+	case *protocol.PageResponse:
+		for _, p := range m.Pages {
+			ps = append(ps, p.Page)
+		}
+	case *protocol.HomeDiffs:
+		for _, p := range m.Pages {
+			ps = append(ps, p.Page)
+		}
+	}
+	return ps
+}
+
+// TestHomeWritesInPlace: a home writes its pages in place. Every page starts
+// with a (zero) copy at every rank, so the first write is tracked and
+// becomes a notice; after it the page goes untracked and writable. A rank
+// that fetches the page exports it: the home's next write is caught again.
+func TestHomeWritesInPlace(t *testing.T) {
+	c := homeCluster(t, 2, 2, false)
+	require.Equal(t, 0, c.st[0].Home(0))
+	require.Equal(t, 1, c.st[0].Home(1))
+	c.write(0, 0, 0, 1)
+	assert.Equal(t, []Action{{ActMapReadWrite, 0}}, c.actions(0), "exported: the write is tracked, so mapped on the write fault")
+	c.st[0].CloseInterval()
+	assert.Empty(t, c.actions(0), "stays writable: untracked now")
+	assert.Zero(t, c.st[0].Stats().Twins, "a home needs no twin")
+	ivs, err := c.st[0].IntervalsFor(protocol.VectorTime{0, 0})
+	require.NoError(t, err)
+	require.Len(t, ivs, 1)
+	assert.Equal(t, []protocol.PageRange{{First: 0, Count: 1}}, ivs[0].Pages)
+
+	c.mem[0][1] = 2 // untracked: no fault
+	c.st[0].CloseInterval()
+	assert.Equal(t, protocol.VectorTime{1, 0}, c.st[0].VT(), "an untracked write makes no notice")
+
+	// Rank 1 learns the notice and fetches the page: its copy has both
+	// writes, and the page is exported again, write-protected first.
+	c.sync(0, 1)
+	assert.Equal(t, []byte{1, 2}, c.read(1, 0, 0, 2))
+	assert.Equal(t, []Action{{ActWriteProtect, 0}}, c.actions(0))
+	assert.Equal(t, ReadOnly, c.st[0].PageState(0))
+	c.write(0, 0, 2, 3)
+	assert.Equal(t, []Action{{ActUnprotect, 0}}, c.actions(0), "the write after the fetch faults")
+	c.sync(0, 1)
+	assert.Equal(t, []byte{1, 2, 3}, c.read(1, 0, 0, 3))
+}
+
+// TestDiffsGoHome: a rank that is not home twins the page, and its close
+// sends the diff home, one message per home; a reader fetches the whole
+// page from the home, which holds both writers' bytes.
+func TestDiffsGoHome(t *testing.T) {
+	c := homeCluster(t, 3, 3, false)
+	c.write(1, 0, 8, 0xaa) // page 0 is homed at rank 0
+	c.write(1, 2, 0, 0xbb) // page 2 at rank 2
+	c.write(0, 0, 0, 0x11) // the home writes another byte in place
+	c.st[1].CloseInterval()
+	c.take(1)
+	require.Len(t, c.msgs, 2, "one message per home")
+	for _, e := range c.msgs {
+		m := e.Msg.(*protocol.HomeDiffs)
+		assert.Equal(t, protocol.IntervalID{Rank: 1, Index: 1}, m.Interval)
+		assert.Equal(t, []uint32{uint32(e.To)}, msgPages(m), "pages 0 and 2 are homed at ranks 0 and 2")
+	}
+	c.deliverAll()
+	assert.Equal(t, byte(0xaa), c.mem[0][8], "applied at the home")
+	c.sync(0, 2)
+	c.sync(1, 2)
+	got := c.read(2, 0, 0, 9)
+	assert.Equal(t, byte(0x11), got[0])
+	assert.Equal(t, byte(0xaa), got[8])
+	assert.Equal(t, int64(1), c.st[2].Stats().PagesFetched, "page 0 came whole")
+	assert.Equal(t, int64(1), c.st[2].Stats().DiffsApplied, "rank 1's diff of page 2, homed here")
+}
+
+// TestRequestWaitsForDiff: a request that reaches the home before the diff
+// it needs waits there, and is answered once the diff is applied.
+func TestRequestWaitsForDiff(t *testing.T) {
+	c := homeCluster(t, 3, 1, false)
+	c.write(1, 0, 3, 7)
+	c.st[1].CloseInterval()
+	diffs := c.st[1].TakeOutput().Messages // held back
+	require.Len(t, diffs, 1)
+	ivs, err := c.st[1].IntervalsFor(c.st[2].VT())
+	require.NoError(t, err)
+	require.NoError(t, c.st[2].Acquire(ivs))
+	require.NoError(t, c.st[2].Fault(0, false))
+	c.take(2)
+	require.Len(t, c.msgs, 1)
+	req := c.msgs[0]
+	c.msgs = nil
+	require.NoError(t, c.st[0].HandlePageRequest(req.From, req.Msg.(*protocol.PageRequest)))
+	assert.Empty(t, c.st[0].TakeOutput().Messages, "queued: the diff has not come")
+	require.NoError(t, c.st[0].HandleHomeDiffs(1, diffs[0].Msg.(*protocol.HomeDiffs)))
+	c.take(0)
+	c.deliverAll()
+	assert.Equal(t, []byte{7}, c.read(2, 0, 3, 1))
+}
+
+// TestRefreshInPlace: a page in use that an acquire invalidates is brought
+// up to date in place, still mapped, as the acquire returns: no zap, no
+// fault. After maxRefreshes acquires with no fault it is dropped instead.
+func TestRefreshInPlace(t *testing.T) {
+	c := homeCluster(t, 2, 2, false)
+	c.read(1, 0, 0, 1) // rank 1 maps rank 0's page
+	for i := range maxRefreshes {
+		c.write(0, 0, 0, byte(i+1))
+		assert.Empty(t, c.sync(0, 1), "refreshed, not dropped")
+		assert.Equal(t, ReadOnly, c.st[1].PageState(0))
+		assert.Equal(t, byte(i+1), c.mem[1][0])
+	}
+	assert.Equal(t, int64(maxRefreshes), c.st[1].Stats().Refreshed)
+	c.write(0, 0, 0, 99)
+	assert.Equal(t, []uint32{0}, c.sync(0, 1), "unused for too long: dropped")
+	assert.Equal(t, []byte{99}, c.read(1, 0, 0, 1), "a fault brings it back")
+	c.write(0, 0, 0, 100)
+	assert.Empty(t, c.sync(0, 1), "in use again")
+}
+
+// TestHomesMove: at a barrier of every rank, a page one rank alone wrote
+// since the last one moves home to it; placements move pages where asked
+// and stay; a rank placed as home without a current copy fetches it from
+// the previous home before it answers anyone.
+func TestHomesMove(t *testing.T) {
+	c := homeCluster(t, 3, 3, false)
+	c.write(1, 0, 0, 5) // page 0 (home 0) written by rank 1 alone
+	c.write(2, 2, 0, 6) // page 2 (home 2) written by its home
+	c.write(1, 1, 0, 7) // page 1 (home 1) ...
+	c.write(2, 1, 1, 8) // ... and rank 2: no single writer
+	barrier(c, nil)
+	for r := range 3 {
+		assert.Equal(t, 1, c.st[r].Home(0), "rank %d: page 0 moved to its writer", r)
+		assert.Equal(t, 1, c.st[r].Home(1), "rank %d: two writers, page 1 stays", r)
+		assert.Equal(t, 2, c.st[r].Home(2))
+	}
+	assert.Equal(t, int64(1), c.st[1].Stats().HomeMigrations)
+	assert.Equal(t, []byte{5}, c.read(2, 0, 0, 1), "rank 2 fetches from the new home")
+
+	// Placing page 0 at rank 2, which holds it, and page 2 at rank 0, which
+	// does not: rank 0 fetches page 2 from rank 2 as the barrier ends.
+	barrier(c, []protocol.HomeRange{{First: 0, Count: 1, Rank: 2}, {First: 2, Count: 1, Rank: 0}})
+	for r := range 3 {
+		assert.Equal(t, 2, c.st[r].Home(0))
+		assert.Equal(t, 0, c.st[r].Home(2))
+	}
+	assert.Equal(t, []byte{6}, c.read(0, 2, 0, 1))
+	c.write(0, 0, 0, 9) // rank 0 alone writes page 0, placed at rank 2: it stays
+	barrier(c, nil)
+	assert.Equal(t, 2, c.st[1].Home(0), "placed pages do not move")
+	assert.Equal(t, []byte{9}, c.read(1, 0, 0, 1))
+}
+
+// barrier runs a barrier of every rank of c by hand, rank 0 managing, with
+// the placements given.
+func barrier(c *cluster, placements []protocol.HomeRange) {
+	c.t.Helper()
+	n := len(c.st)
+	vts := make([]protocol.VectorTime, n)
+	var all []protocol.Interval
+	for r := range n {
+		c.st[r].CloseInterval()
+		vts[r] = c.st[r].VT()
+		ivs, err := c.st[r].IntervalsFor(c.st[r].homes.epoch)
+		require.NoError(c.t, err)
+		all = append(all, ivs...)
+	}
+	c.deliverAll() // the diffs the closes sent home
+	require.NoError(c.t, c.st[0].Merge(all))
+	var lacking [][]protocol.Interval
+	for r := range n {
+		l, err := c.st[0].IntervalsFor(vts[r])
+		require.NoError(c.t, err)
+		lacking = append(lacking, l)
+	}
+	for r := range n {
+		if r > 0 {
+			require.NoError(c.t, c.st[r].Merge(lacking[r]))
+		}
+		require.NoError(c.t, c.st[r].AcquireAtEpoch(placements))
+		c.st[r].StartRefresh()
+		c.take(r)
+	}
+	c.deliverAll()
+	for r := range n {
+		c.st[r].TakeZap()
+		c.take(r)
+	}
+}
+
+// TestEarlyRequestsHeld: a request from a rank that has left more barriers
+// of every rank than this one (homes move there) waits until this rank has.
+func TestEarlyRequestsHeld(t *testing.T) {
+	c := homeCluster(t, 3, 2, false)
+	c.read(2, 1, 0, 1)  // rank 2 uses page 1, homed at rank 1
+	c.write(0, 1, 0, 4) // which rank 0 alone writes
+	c.st[0].CloseInterval()
+	c.deliverAll()
+	ivs, err := c.st[0].IntervalsFor(c.st[2].VT())
+	require.NoError(t, err)
+	// Rank 2 leaves the barrier first: page 1 moves home to rank 0, and
+	// rank 2 asks rank 0 for it as it brings the page up to date.
+	require.NoError(t, c.st[2].Merge(ivs))
+	require.NoError(t, c.st[2].AcquireAtEpoch(nil))
+	assert.Equal(t, 0, c.st[2].Home(1))
+	c.st[2].StartRefresh()
+	out := c.st[2].TakeOutput().Messages
+	require.Len(t, out, 1)
+	req := out[0].Msg.(*protocol.PageRequest)
+	assert.Equal(t, 0, out[0].To)
+	assert.Equal(t, uint32(1), req.Epoch)
+	require.NoError(t, c.st[0].HandlePageRequest(2, req))
+	assert.Empty(t, c.st[0].TakeOutput().Messages, "held: rank 0 has not left the barrier")
+	require.NoError(t, c.st[0].Merge(nil))
+	require.NoError(t, c.st[0].AcquireAtEpoch(nil))
+	out = c.st[0].TakeOutput().Messages
+	require.Len(t, out, 1, "answered once rank 0 left it too")
+	assert.Equal(t, byte(4), out[0].Msg.(*protocol.PageResponse).Pages[0].Data[0])
+}
+
+// TestAsyncWrites: with writes reported instead of faulting, every mapped
+// page homed elsewhere has a twin from the moment it is mapped; reported
+// pages are diffed and protected again at the close.
+func TestAsyncWrites(t *testing.T) {
+	c := homeCluster(t, 2, 2, true)
+	s := c.st[0]
+	require.NoError(t, s.Fault(1, false)) // page 1 is homed at rank 1
+	assert.Equal(t, []Action{{ActMapReadOnly, 1}}, c.actions(0))
+	assert.Equal(t, int64(1), s.Stats().Twins, "twinned as it is mapped")
+	c.mem[0][pageSize+4] = 9 // no fault
+	require.NoError(t, s.Written([]protocol.PageRange{{First: 0, Count: 2}}), "page 0 is not mapped: passed over")
+	s.CloseInterval()
+	c.take(0)
+	require.Len(t, c.msgs, 1)
+	assert.Equal(t, 1, c.msgs[0].To)
+	assert.Equal(t, []Action{{ActWriteProtect, 1}}, c.acts[0])
+	c.deliverAll()
+	assert.Equal(t, byte(9), c.mem[1][pageSize+4])
+	assert.ErrorContains(t, s.Written([]protocol.PageRange{{First: 1, Count: 2}}), "outside the region")
+	sync := homeCluster(t, 2, 1, false)
+	assert.ErrorContains(t, sync.st[0].Written(nil), "without asynchronous write tracking")
+}
+
+// TestHomeRejects: messages of the home-based protocol that do not fit are
+// refused, naming what is wrong.
+func TestHomeRejects(t *testing.T) {
+	c := homeCluster(t, 2, 2, false)
+	s := c.st[0]
+	id := protocol.IntervalID{Rank: 1, Index: 1}
+	assert.ErrorContains(t, s.HandlePageRequest(1, &protocol.PageRequest{ID: 1, Pages: []protocol.PageNeed{{Page: 1}}}), "page 1, which rank 0 is not home of")
+	assert.ErrorContains(t, s.HandlePageRequest(1, &protocol.PageRequest{ID: 1, Pages: []protocol.PageNeed{{Page: 7}}}), "page 7 out of range")
+	assert.ErrorContains(t, s.HandleHomeDiffs(1, &protocol.HomeDiffs{Interval: id, Pages: []protocol.PageDiff{{Page: 1}}}), "which rank 0 is not home of")
+	assert.ErrorContains(t, s.HandleHomeDiffs(0, &protocol.HomeDiffs{Interval: id, Pages: []protocol.PageDiff{{Page: 0}}}), "of another rank")
+	assert.ErrorContains(t, s.HandleHomeDiffs(1, &protocol.HomeDiffs{Interval: id, Pages: []protocol.PageDiff{{Page: 0, Diff: []byte{0, 200, 1}}}}), "home diff of page 0")
+	assert.ErrorContains(t, s.HandlePageResponse(1, &protocol.PageResponse{ID: 5}), "answers no outstanding request")
+	require.NoError(t, c.st[1].Acquire([]protocol.Interval{{ID: protocol.IntervalID{Rank: 0, Index: 1}, VT: protocol.VectorTime{1, 0}, Pages: []protocol.PageRange{{First: 0, Count: 1}}}}))
+	require.NoError(t, c.st[1].Fault(0, false))
+	req := c.st[1].TakeOutput().Messages[0].Msg.(*protocol.PageRequest)
+	assert.ErrorContains(t, c.st[1].HandlePageResponse(0, &protocol.PageResponse{ID: req.ID, Pages: []protocol.PageCopy{{Page: 0, Data: []byte{1}}}}), "1 bytes answered for a 64-byte page")
+	assert.ErrorContains(t, c.st[1].HandlePageResponse(0, &protocol.PageResponse{ID: req.ID}), "0 pages answered, 1 asked")
+	assert.ErrorContains(t, c.st[1].HandlePageResponse(1, &protocol.PageResponse{ID: req.ID}), "the request went to rank 0")
+	assert.ErrorContains(t, c.st[1].AcquireAtEpoch([]protocol.HomeRange{{First: 1, Count: 5, Rank: 0}}), "does not fit the job")
+	homeless := newCluster(t, 2, 1, false)
+	assert.ErrorContains(t, homeless.st[0].HandlePageRequest(1, req), "without the home-based protocol")
 }

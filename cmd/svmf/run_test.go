@@ -135,6 +135,31 @@ func TestFalseSharing(t *testing.T) {
 	okJob(t, svmf(t, time.Minute, nil, "run", "-np", "3", testprog, "syscall"))
 }
 
+// TestProtocolsAndWriteTracking: programs that check their own results
+// (locks, false sharing between barriers, a linked list built by every rank)
+// under the home-based and the homeless protocol, with writes found by
+// faults or reported without them (where the kernel can), from ranks that
+// are funneled or not.
+func TestProtocolsAndWriteTracking(t *testing.T) {
+	for _, proto := range []string{"home", "homeless"} {
+		for _, writes := range []string{"auto", "faults"} {
+			for _, funneled := range []string{"0", "1"} {
+				t.Run(fmt.Sprintf("%s/%s/funneled=%s", proto, writes, funneled), func(t *testing.T) {
+					t.Setenv("SVM_TEST_FUNNELED", funneled)
+					run := func(np string, args ...string) job {
+						return svmf(t, time.Minute, nil, append([]string{"run", "-np", np, "-protocol", proto, "-writes", writes, testprog}, args...)...)
+					}
+					okJob(t, run("4", "falseshare", "-phases", "8"))
+					j := run("3", "counter", "-k", "200")
+					okJob(t, j)
+					assert.Contains(t, j.stdout, "counter 600;")
+					okJob(t, run("3", "list", "-n", "300"))
+				})
+			}
+		}
+	}
+}
+
 func TestPointersInSharedMemory(t *testing.T) {
 	okJob(t, svmf(t, time.Minute, nil, "run", "-np", "3", testprog, "list", "-n", "2000"))
 }

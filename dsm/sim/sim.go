@@ -461,6 +461,17 @@ func (s *Sim) collect(r *simRank) bool {
 	return rd.Done
 }
 
+// misdeliver delivers m from rank from to rank to, which it was not sent to
+// (a test breaking the protocol on purpose).
+func (s *Sim) misdeliver(from, to int, m protocol.Message) {
+	s.logf("misdeliver %d→%d %s", from, to, describe(m))
+	if err := s.ranks[to].eng.Step(protocol.Envelope{From: from, To: to, Msg: m}); err != nil {
+		s.fail("%v", err)
+		return
+	}
+	s.collect(s.ranks[to])
+}
+
 func (s *Sim) act(r *simRank, a lrc.Action) {
 	p := a.Page
 	if int(p) >= len(r.mmu) {

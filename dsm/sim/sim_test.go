@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/svmcluster/svm/protocol"
 )
 
 var (
@@ -153,5 +156,91 @@ func TestHomesBoundMetadata(t *testing.T) {
 		homes := runProgram(t, cfg, prog).MaxMetadata()
 		t.Logf("seed %d: %d ranks, most metadata held %d bytes homeless and uncollected, %d home-based", seed, cfg.NProcs, homeless, homes)
 		assert.Less(t, homes*3, homeless, "seed %d: home-based metadata not bounded", seed)
+	}
+}
+
+// TestMutationsCaught breaks the home-based protocol on purpose and checks
+// that the simulation notices: diffs sent to a rank that is not the page's
+// home, diffs lost on their way home, and pages answered with stale contents
+// (the receiver's own old copy). From a random message of its kind on, the
+// break hits every such message of the run. Every run's memory is read
+// whole at its end, so a break that changed anything is seen, as a wrong
+// read, a protocol error or a deadlock; a run may pass unseen only where the
+// breaks changed nothing (a lost diff whose bytes were written again, a page
+// whose old copy was still right).
+func TestMutationsCaught(t *testing.T) {
+	mutations := []struct {
+		name   string
+		// mutate returns the message to deliver (nil: none) and whether
+		// it broke anything.
+		mutate func(s *Sim, rng *rand.Rand, from, to int, m protocol.Message) (protocol.Message, bool)
+	}{
+		{"wrong home", func(s *Sim, rng *rand.Rand, from, to int, m protocol.Message) (protocol.Message, bool) {
+			if _, ok := m.(*protocol.HomeDiffs); !ok {
+				return m, false
+			}
+			other := (to + 1 + rng.IntN(s.cfg.NProcs-1)) % s.cfg.NProcs
+			if other == from {
+				return m, false
+			}
+			s.misdeliver(from, other, m)
+			return nil, true
+		}},
+		{"lost diff", func(_ *Sim, _ *rand.Rand, _, _ int, m protocol.Message) (protocol.Message, bool) {
+			if _, ok := m.(*protocol.HomeDiffs); ok {
+				return nil, true
+			}
+			return m, false
+		}},
+		{"stale update", func(s *Sim, _ *rand.Rand, _, to int, m protocol.Message) (protocol.Message, bool) {
+			resp, ok := m.(*protocol.PageResponse)
+			if !ok {
+				return m, false
+			}
+			for i, pc := range resp.Pages {
+				off := int(pc.Page) * s.cfg.PageSize
+				resp.Pages[i].Data = slices.Clone(s.ranks[to].mem[off : off+s.cfg.PageSize])
+			}
+			return resp, true
+		}},
+	}
+	for _, mu := range mutations {
+		t.Run(mu.name, func(t *testing.T) {
+			t.Parallel()
+			var applied, caught int
+			for seed := uint64(1); applied < 60 && seed < 3000; seed++ {
+				cfg, prog := jobFor(seed, 4)
+				if !cfg.Homes {
+					continue
+				}
+				rng := rand.New(rand.NewPCG(seed, 7))
+				done := false
+				var s *Sim
+				cfg.Mutate = func(_ *rand.Rand, from, to int, m protocol.Message) protocol.Message {
+					if !done && rng.IntN(4) != 0 {
+						return m
+					}
+					out, broke := mu.mutate(s, rng, from, to, m)
+					done = done || broke
+					return out
+				}
+				var err error
+				s, err = New(cfg)
+				require.NoError(t, err)
+				for r, ops := range prog.Ops {
+					s.Enqueue(r, ops...)
+				}
+				err = s.Run(true)
+				if done {
+					applied++
+					if err != nil {
+						caught++
+					}
+				}
+			}
+			t.Logf("%s: caught in %d of %d runs it broke", mu.name, caught, applied)
+			require.Positive(t, applied)
+			assert.GreaterOrEqual(t, caught*10, applied*9, "%s: the simulation must catch at least 90%% of the runs it breaks", mu.name)
+		})
 	}
 }

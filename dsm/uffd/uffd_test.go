@@ -27,6 +27,13 @@ const (
 var pageSize = os.Getpagesize()
 
 func TestMain(m *testing.M) {
+	if os.Getenv("UFFD_TEST_CHILD") == "async" {
+		if err := asyncChild(); err != nil {
+			fmt.Fprintln(os.Stderr, "child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if os.Getenv("UFFD_TEST_CHILD") == "1" {
 		if err := child(); err != nil {
 			fmt.Fprintln(os.Stderr, "child:", err)
@@ -81,6 +88,133 @@ func child() error {
 	return nil
 }
 
+// asyncChild is child with asynchronous write protection: it write-protects
+// its whole mapping up front, then reads which pages it wrote from its own
+// page tables, and reports them.
+func asyncChild() error {
+	memfd, sock := 3, 4
+	size := uintptr(testPages * pageSize)
+	addr, _, errno := unix.Syscall6(unix.SYS_MMAP, testBase, size, unix.PROT_READ|unix.PROT_WRITE,
+		unix.MAP_SHARED|unix.MAP_FIXED_NOREPLACE, uintptr(memfd), 0)
+	if errno != 0 || addr != testBase {
+		return fmt.Errorf("mmap at %#x: %v", testBase, errno)
+	}
+	fd, err := Open(UFFD_FEATURE_MISSING_SHMEM | UFFD_FEATURE_MINOR_SHMEM | UFFD_FEATURE_WP_HUGETLBFS_SHMEM | UFFD_FEATURE_WP_ASYNC)
+	if err != nil {
+		return err
+	}
+	if err := Register(fd, testBase, size, UFFDIO_REGISTER_MODE_MISSING|UFFDIO_REGISTER_MODE_MINOR|UFFDIO_REGISTER_MODE_WP); err != nil {
+		return err
+	}
+	pagemap, err := unix.Open("/proc/self/pagemap", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	written := func() string {
+		rs, err := Written(pagemap, testBase, testBase+size, make([]PageRegion, 8), nil)
+		if err != nil {
+			return err.Error()
+		}
+		out := "written"
+		for _, r := range rs {
+			out += fmt.Sprintf(" %d-%d", (r.Start-testBase)/uint64(pageSize), (r.End-testBase)/uint64(pageSize))
+		}
+		return out
+	}
+	say := func(s string) { unix.Write(sock, []byte(s)) }
+	wait := func() { var b [1]byte; unix.Read(sock, b[:]) }
+	say(written()) // never mapped: reported written until protected
+	if err := WriteProtect(fd, testBase, size, UFFDIO_WRITEPROTECT_MODE_WP); err != nil {
+		return err
+	}
+	if err := unix.Sendmsg(sock, []byte("uffd"), unix.UnixRights(fd), nil, 0); err != nil {
+		return err
+	}
+	unix.Close(fd)
+	mem := unsafe.Slice(*(**byte)(unsafe.Pointer(&addr)), size)
+	say(written())          // nothing
+	say(fmt.Sprint(mem[0])) // missing fault; mapped write-protected
+	mem[0] = 5              // no fault
+	say(written())          // page 0
+	wait()                  // the handler protects page 0 again
+	say(written())          // nothing
+	mem[pageSize] = 6       // missing write fault; mapped writable
+	say(written())          // page 1
+	if err := unix.Madvise(mem[:pageSize], unix.MADV_DONTNEED); err != nil {
+		return err
+	}
+	say(fmt.Sprint(written(), " ", mem[0])) // page 0 stays unwritten; minor fault
+	if err := unix.Madvise(mem[pageSize:2*pageSize], unix.MADV_DONTNEED); err != nil {
+		return err
+	}
+	say(written()) // dropped unprotected: looks written
+	return nil
+}
+
+// startChild starts the test binary as the child of the given mode (as user
+// nobody when the tests run as root) with a memfd of testPages pages and one
+// end of a socket, and returns it, the memfd mapped here, and this end.
+func startChild(t *testing.T, mode string) (*exec.Cmd, []byte, int) {
+	t.Helper()
+	memfd, err := unix.MemfdCreate("svm-uffd-test", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Owned by os.File values kept to the end of the test: their
+	// finalizers must not close descriptors the test still uses.
+	mem := os.NewFile(uintptr(memfd), "memfd")
+	t.Cleanup(func() { mem.Close() })
+	size := testPages * pageSize
+	if err := unix.Ftruncate(memfd, int64(size)); err != nil {
+		t.Fatal(err)
+	}
+	view, err := unix.Mmap(memfd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Munmap(view) })
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	here, there := os.NewFile(uintptr(pair[0]), "sock"), os.NewFile(uintptr(pair[1]), "sock")
+	t.Cleanup(func() { here.Close() })
+	cmd := exec.Command(childBinary(t), "-test.run=^$")
+	cmd.Env = append(os.Environ(), "UFFD_TEST_CHILD="+mode)
+	cmd.ExtraFiles = []*os.File{mem, there}
+	cmd.Stderr = os.Stderr
+	if os.Getuid() == 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	there.Close()
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, view, pair[0]
+}
+
+// receiveFD receives the userfaultfd the child sends on sock.
+func receiveFD(t *testing.T, sock int) int {
+	t.Helper()
+	buf := make([]byte, 64)
+	oob := make([]byte, unix.CmsgSpace(4))
+	_, oobn, _, _, err := unix.Recvmsg(sock, buf, oob, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("no userfaultfd from the child: %v", err)
+	}
+	fds, err := unix.ParseUnixRights(&msgs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fds[0]) })
+	return fds[0]
+}
+
 // childBinary returns the test binary, copied where user nobody can run it
 // when the tests run as root, so that the child is unprivileged.
 func childBinary(t *testing.T) string {
@@ -107,54 +241,9 @@ func childBinary(t *testing.T) string {
 }
 
 func TestKernelFacts(t *testing.T) {
-	memfd, err := unix.MemfdCreate("svm-uffd-test", unix.MFD_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(memfd)
-	size := testPages * pageSize
-	if err := unix.Ftruncate(memfd, int64(size)); err != nil {
-		t.Fatal(err)
-	}
-	view, err := unix.Mmap(memfd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Munmap(view)
-	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(pair[0])
-	cmd := exec.Command(childBinary(t), "-test.run=^$")
-	cmd.Env = append(os.Environ(), "UFFD_TEST_CHILD=1")
-	cmd.ExtraFiles = []*os.File{os.NewFile(uintptr(memfd), "memfd"), os.NewFile(uintptr(pair[1]), "sock")}
-	cmd.Stderr = os.Stderr
-	if os.Getuid() == 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	unix.Close(pair[1])
-	defer cmd.Process.Kill()
-
+	cmd, view, sock := startChild(t, "1")
 	buf := make([]byte, 64)
-	oob := make([]byte, unix.CmsgSpace(4))
-	_, oobn, _, _, err := unix.Recvmsg(pair[0], buf, oob, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs, err := unix.ParseSocketControlMessage(oob[:oobn])
-	if err != nil || len(msgs) != 1 {
-		t.Fatalf("no userfaultfd from the child: %v", err)
-	}
-	fds, err := unix.ParseUnixRights(&msgs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	fd := fds[0]
-	defer unix.Close(fd)
+	fd := receiveFD(t, sock)
 
 	// next waits for the child's next fault and returns its flags.
 	next := func() Fault {
@@ -178,7 +267,7 @@ func TestKernelFacts(t *testing.T) {
 	}
 	report := func(want string) {
 		t.Helper()
-		n, err := unix.Read(pair[0], buf)
+		n, err := unix.Read(sock, buf)
 		if err != nil || string(buf[:n]) != want {
 			t.Fatalf("child said %q (%v), want %q", buf[:n], err, want)
 		}
@@ -200,7 +289,7 @@ func TestKernelFacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	report("read 7")
-	unix.Write(pair[0], []byte{1})
+	unix.Write(sock, []byte{1})
 	if f = next(); f.Flags&UFFD_PAGEFAULT_FLAG_MINOR == 0 || f.Write() {
 		t.Fatalf("read after MADV_DONTNEED: flags %#x, want a minor read fault", f.Flags)
 	}
@@ -222,7 +311,7 @@ func TestKernelFacts(t *testing.T) {
 	if err := WriteProtect(fd, testBase, uintptr(pageSize), UFFDIO_WRITEPROTECT_MODE_WP); err != nil {
 		t.Fatal(err)
 	}
-	unix.Write(pair[0], []byte{1})
+	unix.Write(sock, []byte{1})
 	if f = next(); f.Flags&UFFD_PAGEFAULT_FLAG_WP == 0 {
 		t.Fatalf("write after re-protecting: flags %#x, want a write-protect fault", f.Flags)
 	}
@@ -235,5 +324,85 @@ func TestKernelFacts(t *testing.T) {
 	}
 	if view[1] != 7 || view[2] != 9 || view[3] != 11 {
 		t.Fatalf("the handler's view holds %v, want [42 7 9 11]", view[:4])
+	}
+}
+
+// TestKernelFactsAsync: what asynchronous write protection does, as SVM uses
+// it, with the faulting process apart from the handling one: a never-mapped
+// page looks written until it is protected; after protecting the whole
+// mapping, faults on unmapped pages still come (missing or minor), a write
+// to a mapped protected page comes as none and shows in the process's scan
+// of its own page tables, another process (the handler) can protect it
+// again, and a page dropped while protected stays unwritten while one
+// dropped unprotected looks written (so SVM protects before it drops).
+func TestKernelFactsAsync(t *testing.T) {
+	if err := AsyncWritesError(); err != nil {
+		t.Skipf("this kernel has no asynchronous write protection: %v", err)
+	}
+	cmd, view, sock := startChild(t, "async")
+	buf := make([]byte, 64)
+	report := func(want string) {
+		t.Helper()
+		n, err := unix.Read(sock, buf)
+		if err != nil || string(buf[:n]) != want {
+			t.Fatalf("child said %q (%v), want %q", buf[:n], err, want)
+		}
+	}
+	report(fmt.Sprintf("written 0-%d", testPages))
+	fd := receiveFD(t, sock)
+	next := func(page int) Fault {
+		t.Helper()
+		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if _, err := unix.Poll(pfd, 5000); err != nil || pfd[0].Revents&unix.POLLIN == 0 {
+			t.Fatalf("no fault within 5 s: %v", err)
+		}
+		msg := make([]byte, MsgSize)
+		if _, err := unix.Read(fd, msg); err != nil {
+			t.Fatal(err)
+		}
+		f, ok := ParseFault(msg)
+		if !ok || f.Address&^uint64(pageSize-1) != testBase+uint64(page*pageSize) {
+			t.Fatalf("fault %+v, want one on page %d", f, page)
+		}
+		return f
+	}
+	page := func(p int) uintptr { return testBase + uintptr(p*pageSize) }
+
+	report("written")
+	if f := next(0); f.Flags&UFFD_PAGEFAULT_FLAG_WP != 0 || f.Write() {
+		t.Fatalf("first read: flags %#x, want a missing read fault", f.Flags)
+	}
+	view[0] = 3
+	if err := Continue(fd, page(0), uintptr(pageSize), UFFDIO_CONTINUE_MODE_WP); err != nil {
+		t.Fatal(err)
+	}
+	report("3")
+	report("written 0-1") // the write did not fault
+	if err := WriteProtect(fd, page(0), uintptr(pageSize), UFFDIO_WRITEPROTECT_MODE_WP); err != nil {
+		t.Fatal(err)
+	}
+	unix.Write(sock, []byte{1})
+	report("written")
+	if f := next(1); !f.Write() {
+		t.Fatalf("first write: flags %#x, want a write fault", f.Flags)
+	}
+	view[pageSize] = 0 // into the page cache, as the engine's populate does
+	if err := Continue(fd, page(1), uintptr(pageSize), 0); err != nil {
+		t.Fatal(err)
+	}
+	report("written 1-2")
+	if f := next(0); f.Flags&UFFD_PAGEFAULT_FLAG_MINOR == 0 {
+		t.Fatalf("read after MADV_DONTNEED: flags %#x, want a minor fault", f.Flags)
+	}
+	if err := Continue(fd, page(0), uintptr(pageSize), UFFDIO_CONTINUE_MODE_WP); err != nil {
+		t.Fatal(err)
+	}
+	report("written 1-2 5")
+	report("written 1-2")
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	if view[0] != 5 || view[pageSize] != 6 {
+		t.Fatalf("the handler's view holds %d and %d, want 5 and 6", view[0], view[pageSize])
 	}
 }
