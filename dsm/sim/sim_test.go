@@ -4,8 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -170,7 +170,7 @@ func TestHomesBoundMetadata(t *testing.T) {
 // whose old copy was still right).
 func TestMutationsCaught(t *testing.T) {
 	mutations := []struct {
-		name   string
+		name string
 		// mutate returns the message to deliver (nil: none) and whether
 		// it broke anything.
 		mutate func(s *Sim, rng *rand.Rand, from, to int, m protocol.Message) (protocol.Message, bool)
