@@ -191,6 +191,7 @@ func (s *State) dirtyHome(p uint32) {
 func (s *State) closeHome(p uint32) {
 	pg := &s.pages[p]
 	pg.home.exported = false
+	s.touch(p)
 	if pg.protected || pg.state == ReadOnly {
 		// Protected ahead of the close, or exported again after the write:
 		// unprotected now, since the notice about to go out invalidates
@@ -409,6 +410,7 @@ func (s *State) serve(from int, m *protocol.PageRequest) {
 		pg := &s.pages[pn.Page]
 		if !pg.home.exported {
 			pg.home.exported = true
+			s.touch(pn.Page)
 			if s.inPlace(pn.Page) && pg.state == ReadWrite {
 				s.act(ActWriteProtect, pn.Page)
 				pg.state = ReadOnly
@@ -663,6 +665,7 @@ func (s *State) moveHome(pl *homePlan, p uint32, to int32, epoch protocol.Vector
 	}
 	s.homes.of[p] = to
 	pg := &s.pages[p]
+	s.touch(p)
 	self := int32(s.cfg.Rank)
 	switch self {
 	case to:

@@ -152,6 +152,12 @@ const (
 	// ActUnprotect lifts the write protection of a mapped page (and wakes
 	// faulters).
 	ActUnprotect
+	// ActTrack (AsyncWrites): the page's writes must be reported from now
+	// on; ActUntrack: they need not be (not mapped, or written in place
+	// with no copy elsewhere). Reports may list pages that are not
+	// tracked: they cost only the time to look.
+	ActTrack
+	ActUntrack
 )
 
 func (k ActionKind) String() string {
@@ -164,6 +170,10 @@ func (k ActionKind) String() string {
 		return "map-rw"
 	case ActUnprotect:
 		return "unprotect"
+	case ActTrack:
+		return "track"
+	case ActUntrack:
+		return "untrack"
 	}
 	return fmt.Sprintf("ActionKind(%d)", uint8(k))
 }
@@ -233,6 +243,8 @@ type page struct {
 	// under way returns (TakeZap) or brings it up to date in place; staleRW,
 	// mapped writable.
 	stale, staleRW bool
+	// tracked: the last ActTrack or ActUntrack of the page said track.
+	tracked bool
 	// idle counts the closes of active intervals in a row that found the
 	// hot page unchanged.
 	idle uint8
@@ -268,6 +280,9 @@ type State struct {
 	usedList []uint32
 	// staleList holds the pages invalidated while mapped since TakeZap.
 	staleList []uint32
+	// touched are the pages whose mapping or tracking may have changed since
+	// TakeOutput, which tells the engine which to track (AsyncWrites).
+	touched []uint32
 	invalid   int
 	requests  map[uint32]*request
 	nextReqID uint32
@@ -350,9 +365,44 @@ func (s *State) Metadata() int64 { return s.metadata }
 
 // TakeOutput returns and clears the messages and actions produced so far.
 func (s *State) TakeOutput() Output {
+	for _, p := range s.touched {
+		pg := &s.pages[p]
+		if t := s.mustTrack(p); t != pg.tracked {
+			pg.tracked = t
+			if t {
+				s.act(ActTrack, p)
+			} else {
+				s.act(ActUntrack, p)
+			}
+		}
+	}
+	s.touched = s.touched[:0]
 	out := s.out
 	s.out = Output{}
 	return out
+}
+
+// mustTrack reports whether page p's writes must be reported: with
+// AsyncWrites, a page the application has mapped, unless this rank writes it
+// in place with no copy elsewhere.
+func (s *State) mustTrack(p uint32) bool {
+	pg := &s.pages[p]
+	switch {
+	case !s.cfg.AsyncWrites:
+		return false
+	case pg.stale:
+		return true
+	case pg.state != ReadOnly && pg.state != ReadWrite:
+		return false
+	}
+	return !s.inPlace(p) || pg.home.exported || pg.state == ReadOnly
+}
+
+// touch notes that page p's mapping or tracking may have changed.
+func (s *State) touch(p uint32) {
+	if s.cfg.AsyncWrites {
+		s.touched = append(s.touched, p)
+	}
 }
 
 // TakeZap returns, sorted, the pages that are invalid but still mapped in the
@@ -368,6 +418,7 @@ func (s *State) TakeZap() []uint32 {
 		if pg.stale && !pg.home.refresh {
 			pg.stale = false
 			zap = append(zap, p)
+			s.touch(p)
 			if s.cfg.AsyncWrites && pg.staleRW {
 				s.act(ActWriteProtect, p)
 			}
@@ -380,6 +431,9 @@ func (s *State) TakeZap() []uint32 {
 
 func (s *State) act(k ActionKind, p uint32) {
 	s.out.Actions = append(s.out.Actions, Action{Kind: k, Page: p})
+	if k != ActTrack && k != ActUntrack {
+		s.touch(p)
+	}
 }
 
 func (s *State) sendMsg(to int, m protocol.Message) {

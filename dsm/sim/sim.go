@@ -97,7 +97,10 @@ type simRank struct {
 	eng   *rank.Rank
 	mem   []byte
 	mmu   []perm
-	queue []Op
+	// tracked are the pages the engine told to report written (the
+	// AsyncWrites reports cover only those, as the application's scans do).
+	tracked []bool
+	queue   []Op
 	cur   *Op
 	// waitDone: the current op waits for the engine's Done.
 	waitDone bool
@@ -171,7 +174,7 @@ func New(cfg Config) (*Sim, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.ranks = append(s.ranks, &simRank{id: r, eng: eng, mem: mem, mmu: make([]perm, cfg.Pages), waitPage: -1})
+		s.ranks = append(s.ranks, &simRank{id: r, eng: eng, mem: mem, mmu: make([]perm, cfg.Pages), tracked: make([]bool, cfg.Pages), waitPage: -1})
 	}
 	return s, nil
 }
@@ -483,6 +486,9 @@ func (s *Sim) act(r *simRank, a lrc.Action) {
 		r.woken = true
 	}
 	switch a.Kind {
+	case lrc.ActTrack, lrc.ActUntrack:
+		r.tracked[p] = a.Kind == lrc.ActTrack
+		return
 	case lrc.ActWriteProtect:
 		if was != permWrite && !(s.cfg.AsyncWrites && was == permRead) {
 			s.fail("rank %d: write-protect of page %d, which is not writable", r.id, p)
@@ -534,12 +540,12 @@ func (s *Sim) step(r *simRank) {
 	s.access(r)
 }
 
-// written lists the pages rank r's MMU has mapped writable: written since
-// they were last protected, or never protected.
+// written lists the tracked pages rank r's MMU has mapped writable: written
+// since they were last protected, or never protected.
 func (s *Sim) written(r *simRank) []protocol.PageRange {
 	var written []uint32
 	for p, m := range r.mmu {
-		if m == permWrite {
+		if m == permWrite && r.tracked[p] {
 			written = append(written, uint32(p))
 		}
 	}
