@@ -394,10 +394,14 @@ func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
 	h.pid = int(cred.Pid)
 	h.funneled = req.Funneled
 	h.proto.SetFunneled(req.Funneled)
+	region := []int{h.memfd}
+	if h.ctl != nil {
+		region = append(region, h.ctlFD)
+	}
 	err = c.Send(link.Reply{Join: &link.Join{
 		NProcs: e.cfg.NProcs, Base: e.cfg.Base, Size: e.cfg.RegionSize, PageSize: e.pageSize,
-		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers, AsyncWrites: e.asyncWrites && e.cfg.NProcs > 1,
-	}}, h.memfd)
+		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers, AsyncWrites: h.ctl != nil,
+	}}, region...)
 	if err != nil {
 		// The rank died while joining (killed, or it exited): it is gone,
 		// as after any failed send, and its launcher says how it ended.

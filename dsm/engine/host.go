@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/svmcluster/svm/dsm/internal/ctl"
 	"github.com/svmcluster/svm/dsm/internal/link"
 	"github.com/svmcluster/svm/dsm/rank"
 	"github.com/svmcluster/svm/dsm/uffd"
@@ -25,6 +26,11 @@ type host struct {
 	view []byte
 	// populated marks the pages known to be in the memfd's page cache.
 	populated []uint64
+	// ctl (with asynchronous write tracking) is the control area shared
+	// with the application: which pages it reports written; ctlFD its
+	// memfd.
+	ctl   *ctl.Area
+	ctlFD int
 	uffd      int
 	// readerDone is closed when the fault reader has stopped reading uffd.
 	readerDone chan struct{}
@@ -64,7 +70,7 @@ func (e *Engine) newHost(r int) (*host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: memory of rank %d: memfd_create: %w", r, err)
 	}
-	h := &host{id: r, memfd: memfd, uffd: -1, populated: make([]uint64, (e.pages+63)/64)}
+	h := &host{id: r, memfd: memfd, uffd: -1, ctlFD: -1, populated: make([]uint64, (e.pages+63)/64)}
 	if err := unix.Ftruncate(memfd, int64(e.cfg.RegionSize)); err != nil {
 		h.close()
 		return nil, fmt.Errorf("engine: memory of rank %d: %w", r, err)
@@ -73,6 +79,12 @@ func (e *Engine) newHost(r int) (*host, error) {
 	if err != nil {
 		h.close()
 		return nil, fmt.Errorf("engine: mapping the memory of rank %d: %w", r, err)
+	}
+	if e.asyncWrites && e.cfg.NProcs > 1 {
+		if h.ctl, h.ctlFD, err = ctl.Create(e.pages); err != nil {
+			h.close()
+			return nil, fmt.Errorf("engine: rank %d: %w", r, err)
+		}
 	}
 	h.proto, err = rank.New(rank.Config{
 		Rank: r, NProcs: e.cfg.NProcs, PageSize: e.pageSize, Pages: e.pages,
@@ -104,6 +116,11 @@ func (h *host) close() {
 	if h.memfd >= 0 {
 		unix.Close(h.memfd)
 		h.memfd = -1
+	}
+	if h.ctl != nil {
+		h.ctl.Close()
+		unix.Close(h.ctlFD)
+		h.ctl, h.ctlFD = nil, -1
 	}
 	if h.conn != nil {
 		h.conn.Close()
@@ -168,6 +185,14 @@ func (e *Engine) readFaults(h *host) {
 // act carries out a page action on h's application, for count pages from
 // a.Page (more than one only for protection changes).
 func (e *Engine) act(h *host, a lrc.Action, count int) error {
+	switch a.Kind {
+	case lrc.ActTrack:
+		h.ctl.Track(a.Page)
+		return nil
+	case lrc.ActUntrack:
+		h.ctl.Untrack(a.Page)
+		return nil
+	}
 	if h.uffd < 0 || h.closed {
 		return nil // not attached, or closed (unmapping): nothing to change
 	}

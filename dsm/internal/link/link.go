@@ -24,7 +24,7 @@ type Op uint8
 
 // The requests.
 const (
-	OpJoin     Op = iota + 1 // Rank joins; reply: Join, and the memfd
+	OpJoin     Op = iota + 1 // Rank joins; reply: Join, the memfd, and the control area's memfd with AsyncWrites
 	OpAttach                 // with the userfaultfd; reply: empty
 	OpAlloc                  // Size; reply: Value = address
 	OpMalloc                 // Size; reply: Value = address
@@ -87,7 +87,8 @@ type Join struct {
 	Locks    uint32
 	Barriers uint32
 	// AsyncWrites: the application registers the region with asynchronous
-	// write protection and reports the pages it wrote (Request.Written).
+	// write protection and reports the pages it wrote (Request.Written),
+	// of those its control area (the second descriptor) tracks.
 	AsyncWrites bool
 }
 
