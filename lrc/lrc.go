@@ -282,7 +282,7 @@ type State struct {
 	staleList []uint32
 	// touched are the pages whose mapping or tracking may have changed since
 	// TakeOutput, which tells the engine which to track (AsyncWrites).
-	touched []uint32
+	touched   []uint32
 	invalid   int
 	requests  map[uint32]*request
 	nextReqID uint32
@@ -364,20 +364,25 @@ func (s *State) Stats() Stats { return s.stats }
 func (s *State) Metadata() int64 { return s.metadata }
 
 // TakeOutput returns and clears the messages and actions produced so far.
+// A page is tracked before the actions that map it, and untracked after
+// them: mapping a page wakes the application's thread that faulted on it,
+// which may write it and report its writes at once.
 func (s *State) TakeOutput() Output {
+	var track []Action
 	for _, p := range s.touched {
 		pg := &s.pages[p]
 		if t := s.mustTrack(p); t != pg.tracked {
 			pg.tracked = t
 			if t {
-				s.act(ActTrack, p)
+				track = append(track, Action{Kind: ActTrack, Page: p})
 			} else {
-				s.act(ActUntrack, p)
+				s.out.Actions = append(s.out.Actions, Action{Kind: ActUntrack, Page: p})
 			}
 		}
 	}
 	s.touched = s.touched[:0]
 	out := s.out
+	out.Actions = append(track, out.Actions...)
 	s.out = Output{}
 	return out
 }

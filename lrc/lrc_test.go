@@ -808,7 +808,7 @@ func TestAsyncWrites(t *testing.T) {
 	c := homeCluster(t, 2, 2, true)
 	s := c.st[0]
 	require.NoError(t, s.Fault(1, false)) // page 1 is homed at rank 1
-	assert.Equal(t, []Action{{ActMapReadOnly, 1}, {ActTrack, 1}}, c.actions(0), "mapped, so its writes are reported")
+	assert.Equal(t, []Action{{ActTrack, 1}, {ActMapReadOnly, 1}}, c.actions(0), "mapped, so its writes are reported, tracked first")
 	assert.Equal(t, int64(1), s.Stats().Twins, "twinned as it is mapped")
 	c.mem[0][pageSize+4] = 9 // no fault
 	require.NoError(t, s.Written([]protocol.PageRange{{First: 0, Count: 2}}), "page 0 is not mapped: passed over")
@@ -822,7 +822,7 @@ func TestAsyncWrites(t *testing.T) {
 	// A page written in place at its home is untracked once no copy is
 	// elsewhere: its writes need no report.
 	require.NoError(t, c.st[1].Fault(1, true))
-	assert.Equal(t, []Action{{ActMapReadWrite, 1}, {ActTrack, 1}}, c.actions(1), "exported: tracked")
+	assert.Equal(t, []Action{{ActTrack, 1}, {ActMapReadWrite, 1}}, c.actions(1), "exported: tracked")
 	c.st[1].CloseInterval()
 	assert.Equal(t, []Action{{ActUntrack, 1}}, c.actions(1))
 	assert.ErrorContains(t, s.Written([]protocol.PageRange{{First: 1, Count: 2}}), "outside the region")

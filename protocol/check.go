@@ -31,7 +31,7 @@ func (l Limits) Check(m Message) error {
 	case *DiffResponse:
 		err = l.checkDiffResponse(m)
 	case *AllocRequest:
-		if m.Op < AllocCollective || m.Op > AllocFree {
+		if m.Op < AllocCollective || m.Op > AllocObjects {
 			err = fmt.Errorf("unknown allocation op %d", m.Op)
 		}
 	case *PageRequest:

@@ -296,10 +296,13 @@ const (
 	AllocCollective AllocOp = 1 // Alloc: every rank, same order, same sizes
 	AllocMalloc     AllocOp = 2 // Malloc: this rank alone
 	AllocFree       AllocOp = 3 // Free
+	// AllocObjects asks for small objects of Size bytes: a fresh chunk to
+	// cut them from (AllocReply.Addr), objects freed since (Objects), or both.
+	AllocObjects AllocOp = 4
 )
 
-// AllocRequest asks the engine of rank 0, which keeps the job's allocator
-// when a job spans engines, to allocate or free shared memory.
+// AllocRequest asks rank 0, which keeps the job's allocator, to allocate or
+// free shared memory.
 type AllocRequest struct {
 	_msgpack struct{} `msgpack:",as_array"`
 	ID       uint32
@@ -318,6 +321,8 @@ type AllocReply struct {
 	ID       uint32
 	Addr     uint64
 	Err      string
+	// Objects are freed small objects handed out again (AllocObjects).
+	Objects []uint64
 }
 
 // Type reports MsgAllocReply.

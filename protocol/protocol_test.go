@@ -93,11 +93,14 @@ func randMessage(rng *rand.Rand, n int, pages uint32) Message {
 	case 10:
 		return &CounterReply{ID: rng.Uint32(), Value: rng.Int64() - rng.Int64()}
 	case 7:
-		return &AllocRequest{ID: rng.Uint32(), Op: AllocOp(1 + rng.IntN(3)), Size: rng.Uint64(), Addr: rng.Uint64()}
+		return &AllocRequest{ID: rng.Uint32(), Op: AllocOp(1 + rng.IntN(4)), Size: rng.Uint64(), Addr: rng.Uint64()}
 	case 8:
 		r := &AllocReply{ID: rng.Uint32(), Addr: rng.Uint64()}
 		if rng.IntN(2) == 0 {
 			r.Err = "no room"
+		}
+		for range rng.IntN(3) {
+			r.Objects = append(r.Objects, rng.Uint64())
 		}
 		return r
 	case 0:
@@ -282,6 +285,7 @@ func TestCheck(t *testing.T) {
 		{&HomeDiffs{Interval: IntervalID{Rank: 1, Index: 0}, Pages: []PageDiff{{Page: 1}}}, "index 0"},
 		{&HomeDiffs{Interval: IntervalID{Rank: 1, Index: 2}, Pages: []PageDiff{{Page: 1}}}, ""},
 		{&AllocRequest{ID: 1, Op: AllocFree}, ""},
+		{&AllocRequest{ID: 1, Op: AllocObjects, Size: 32}, ""},
 		{&AllocRequest{ID: 1, Op: 9}, "unknown allocation op 9"},
 		{nil, "nil message"},
 	}

@@ -29,6 +29,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/svmcluster/svm/dsm/internal/link"
+	"github.com/svmcluster/svm/dsm/rank"
 	"github.com/svmcluster/svm/dsm/uffd"
 	"github.com/svmcluster/svm/lrc"
 	"github.com/svmcluster/svm/protocol"
@@ -95,29 +96,12 @@ type Engine struct {
 	stopFD int
 	err    error // the failure that ended the job
 	// inbox holds messages between hosted ranks not yet delivered.
-	inbox    []protocol.Envelope
-	draining bool
-	alloc    *allocator
-	// collective are the Alloc results so far, in call order; allocs counts
-	// each rank's collective allocations (at rank 0's engine).
-	collective []allocation
-	allocs     []int
-	// allocWaits are the ranks waiting for rank 0's engine to allocate.
-	allocWaits  map[uint32]*host
-	nextAllocID uint32
-	// counters are the fetch-and-add counters managed by the ranks hosted
-	// here; counterWaits the ranks waiting for another engine's counter.
-	counters       map[uint32]int64
-	counterWaits   map[uint32]*host
-	nextCounterReq uint32
-	encodeBuf      []byte
+	inbox     []protocol.Envelope
+	draining  bool
+	encodeBuf []byte
 	// asyncWrites: the ranks' writes are found without faults (see
 	// AsyncWrites).
 	asyncWrites bool
-}
-
-type allocation struct {
-	size, addr uint64
 }
 
 // New checks the configuration, creates every rank's memory and listens on
@@ -156,8 +140,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg: cfg, pageSize: ps, pages: int(cfg.RegionSize / uint64(ps)),
 		asyncWrites: !cfg.WriteFaults && AsyncWritesError() == nil,
 		ended:       make(chan struct{}), stopFD: stopFD,
-		alloc: newAllocator(cfg.RegionSize), allocs: make([]int, cfg.NProcs),
-		allocWaits: make(map[uint32]*host), counters: make(map[uint32]int64), counterWaits: make(map[uint32]*host), hosts: make([]*host, cfg.NProcs),
+		hosts: make([]*host, cfg.NProcs),
 	}
 	for r := range cfg.NProcs {
 		if !local[r] {
@@ -288,7 +271,7 @@ func (e *Engine) checkDeadlock() {
 		case h.closed || h.gone:
 			gone++
 			waits = append(waits, fmt.Sprintf("rank %d has %s", h.id, map[bool]string{true: "closed", false: "exited"}[h.closed]))
-		case h.call != nil && h.call.op != link.OpValidate:
+		case h.call != nil && h.call.op != link.OpValidate && !h.call.op.Allocates():
 			waits = append(waits, fmt.Sprintf("rank %d waits in %s", h.id, h.call))
 		default:
 			return
@@ -333,7 +316,11 @@ func (e *Engine) accept() {
 		if err != nil {
 			return
 		}
-		go e.serve(link.New(c))
+		conn, err := link.New(c)
+		if err != nil {
+			continue
+		}
+		go e.serve(conn)
 	}
 }
 
@@ -504,13 +491,17 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 			return h.proto.Barrier(req.ID, req.Members)
 		})
 	case link.OpFetchAdd:
-		e.fetchAdd(h, req)
+		err = e.begin(h, req, func() error { return h.proto.FetchAdd(req.ID, req.Delta) })
 	case link.OpValidate:
 		err = e.validate(h, req)
 	case link.OpSetHome:
 		err = e.setHome(h, req)
-	case link.OpAlloc, link.OpMalloc, link.OpFree:
-		e.allocate(h, req)
+	case link.OpAlloc:
+		err = e.begin(h, req, func() error { return h.proto.Alloc(req.Size) })
+	case link.OpMalloc:
+		err = e.begin(h, req, func() error { return h.proto.Malloc(req.Size) })
+	case link.OpFree:
+		err = e.begin(h, req, func() error { return h.proto.Free(req.Addr) })
 	case link.OpStats:
 		e.reply(h, link.Reply{Stats: h.stats()})
 	case link.OpClose:
@@ -584,91 +575,6 @@ func (e *Engine) setHome(h *host, req link.Request) error {
 	return nil
 }
 
-// allocOps are the allocation requests of the link as the protocol names them.
-var allocOps = map[link.Op]protocol.AllocOp{
-	link.OpAlloc: protocol.AllocCollective, link.OpMalloc: protocol.AllocMalloc, link.OpFree: protocol.AllocFree,
-}
-
-// allocate serves an allocation request of h's application: here if this
-// engine hosts rank 0, which keeps the job's allocator, else by asking
-// rank 0's engine and answering when it replies.
-func (e *Engine) allocate(h *host, req link.Request) {
-	op := allocOps[req.Op]
-	if e.hosts[0] != nil {
-		addr, err := e.serveAlloc(h.id, op, req.Size, req.Addr)
-		if err != nil {
-			e.replyErr(h, req.Op, err)
-			return
-		}
-		e.reply(h, link.Reply{Value: addr})
-		return
-	}
-	e.nextAllocID++
-	id := e.nextAllocID
-	e.allocWaits[id] = h
-	h.call = &call{op: req.Op}
-	e.send(h, protocol.Envelope{From: h.id, To: 0, Msg: &protocol.AllocRequest{ID: id, Op: op, Size: req.Size, Addr: req.Addr}})
-}
-
-// serveAlloc runs an allocation request of rank r on the job's allocator.
-func (e *Engine) serveAlloc(r int, op protocol.AllocOp, size, addr uint64) (uint64, error) {
-	switch op {
-	case protocol.AllocCollective:
-		return e.collectiveAlloc(r, size)
-	case protocol.AllocMalloc:
-		off, err := e.alloc.alloc(size, 16)
-		return e.cfg.Base + off, err
-	case protocol.AllocFree:
-		if addr < e.cfg.Base {
-			return 0, fmt.Errorf("address %#x is below the shared region at %#x", addr, e.cfg.Base)
-		}
-		return 0, e.alloc.release(addr - e.cfg.Base)
-	}
-	return 0, fmt.Errorf("unknown allocation op %d", op)
-}
-
-func (e *Engine) collectiveAlloc(r int, size uint64) (uint64, error) {
-	if size == 0 {
-		return 0, fmt.Errorf("allocation of 0 bytes")
-	}
-	k := e.allocs[r]
-	if k < len(e.collective) {
-		if prev := e.collective[k]; prev.size != size {
-			return 0, fmt.Errorf("collective allocation #%d: rank %d asks %d bytes where another rank asked %d", k+1, r, size, prev.size)
-		}
-	} else {
-		rounded := (size + uint64(e.pageSize) - 1) &^ uint64(e.pageSize-1)
-		off, err := e.alloc.alloc(rounded, uint64(e.pageSize))
-		if err != nil {
-			return 0, err
-		}
-		e.collective = append(e.collective, allocation{size: size, addr: e.cfg.Base + off})
-	}
-	e.allocs[r]++
-	return e.collective[k].addr, nil
-}
-
-// fetchAdd serves a fetch-and-add of h's application: here if this engine
-// hosts the counter's manager, else by asking the manager's engine.
-func (e *Engine) fetchAdd(h *host, req link.Request) {
-	mgr := protocol.CounterManager(req.ID, e.cfg.NProcs)
-	if e.hosts[mgr] != nil {
-		e.reply(h, link.Reply{Value: uint64(e.addToCounter(req.ID, req.Delta))})
-		return
-	}
-	e.nextCounterReq++
-	id := e.nextCounterReq
-	e.counterWaits[id] = h
-	h.call = &call{op: req.Op}
-	e.send(h, protocol.Envelope{From: h.id, To: mgr, Msg: &protocol.CounterRequest{ID: id, Counter: req.ID, Delta: req.Delta}})
-}
-
-func (e *Engine) addToCounter(c uint32, delta int64) int64 {
-	v := e.counters[c]
-	e.counters[c] = v + delta
-	return v
-}
-
 // Deliver hands the engine a message from a rank hosted elsewhere, which
 // took size bytes on the wire.
 func (e *Engine) Deliver(env protocol.Envelope, size int) error {
@@ -686,50 +592,8 @@ func (e *Engine) deliver(env protocol.Envelope, size int) error {
 	if env.From < 0 || env.From >= e.cfg.NProcs || e.hosts[env.From] != nil {
 		return fmt.Errorf("engine: a message from rank %d, which is not remote", env.From)
 	}
-	to := e.hosts[env.To]
-	to.received.count(env.Msg.Type(), env.From, size)
-	switch m := env.Msg.(type) {
-	case *protocol.AllocRequest:
-		if env.To != 0 {
-			return fmt.Errorf("engine: allocation request for rank %d, not rank 0", env.To)
-		}
-		reply := &protocol.AllocReply{ID: m.ID}
-		addr, err := e.serveAlloc(env.From, m.Op, m.Size, m.Addr)
-		if err != nil {
-			reply.Err = err.Error()
-		}
-		reply.Addr = addr
-		e.send(to, protocol.Envelope{From: 0, To: env.From, Msg: reply})
-	case *protocol.AllocReply:
-		h := e.allocWaits[m.ID]
-		if h == nil || h != to {
-			return fmt.Errorf("engine: allocation reply %d for rank %d answers no request", m.ID, env.To)
-		}
-		delete(e.allocWaits, m.ID)
-		op := h.call.op
-		h.call = nil
-		if m.Err != "" {
-			e.reply(h, link.Reply{Err: fmt.Sprintf("%v: %s", op, m.Err)})
-		} else {
-			e.reply(h, link.Reply{Value: m.Addr})
-		}
-	case *protocol.CounterRequest:
-		if mgr := protocol.CounterManager(m.Counter, e.cfg.NProcs); mgr != env.To {
-			return fmt.Errorf("engine: counter %d request for rank %d, but rank %d manages it", m.Counter, env.To, mgr)
-		}
-		v := e.addToCounter(m.Counter, m.Delta)
-		e.send(to, protocol.Envelope{From: env.To, To: env.From, Msg: &protocol.CounterReply{ID: m.ID, Value: v}})
-	case *protocol.CounterReply:
-		h := e.counterWaits[m.ID]
-		if h == nil || h != to {
-			return fmt.Errorf("engine: counter reply %d for rank %d answers no request", m.ID, env.To)
-		}
-		delete(e.counterWaits, m.ID)
-		h.call = nil
-		e.reply(h, link.Reply{Value: uint64(m.Value)})
-	default:
-		e.inbox = append(e.inbox, env)
-	}
+	e.hosts[env.To].received.count(env.Msg.Type(), env.From, size)
+	e.inbox = append(e.inbox, env)
 	return nil
 }
 
@@ -770,13 +634,13 @@ func (e *Engine) flush(h *host) {
 		e.send(h, env)
 	}
 	if rd.Done {
-		e.finish(h, rd.Zap)
+		e.finish(h, rd)
 	}
 }
 
 // finish answers h's outstanding call, which the protocol has completed;
-// the application drops the pages in zap before it goes on.
-func (e *Engine) finish(h *host, zap []uint32) {
+// the application drops the pages in rd.Zap before it goes on.
+func (e *Engine) finish(h *host, rd rank.Ready) {
 	c := h.call
 	h.call = nil
 	if c == nil {
@@ -790,8 +654,11 @@ func (e *Engine) finish(h *host, zap []uint32) {
 			o.BarrierLeft(h.id, time.Since(c.start))
 		}
 	}
-	r := link.Reply{Zap: protocol.Ranges(zap)}
-	if c.op == link.OpShare {
+	r := link.Reply{Zap: protocol.Ranges(rd.Zap), Value: rd.Value}
+	switch {
+	case rd.Err != nil:
+		r.Err = fmt.Sprintf("%v: %v", c.op, rd.Err)
+	case c.op == link.OpShare:
 		v, ok := h.proto.Shared()
 		if !ok {
 			r.Err = fmt.Sprintf("share: rank %d, the root, did not share a value", c.root)

@@ -31,7 +31,7 @@ type host struct {
 	// memfd.
 	ctl   *ctl.Area
 	ctlFD int
-	uffd      int
+	uffd  int
 	// readerDone is closed when the fault reader has stopped reading uffd.
 	readerDone chan struct{}
 	conn       *link.Conn
@@ -87,7 +87,7 @@ func (e *Engine) newHost(r int) (*host, error) {
 		}
 	}
 	h.proto, err = rank.New(rank.Config{
-		Rank: r, NProcs: e.cfg.NProcs, PageSize: e.pageSize, Pages: e.pages,
+		Rank: r, NProcs: e.cfg.NProcs, PageSize: e.pageSize, Pages: e.pages, Base: e.cfg.Base,
 		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers + 1, // the last one serves Share
 		GCThreshold: e.cfg.GCThreshold, Prefetch: e.cfg.Prefetch,
 		Homes: !e.cfg.Homeless, AsyncWrites: e.asyncWrites && e.cfg.NProcs > 1,

@@ -29,8 +29,13 @@ type Config struct {
 	Rank, NProcs int
 	PageSize     int
 	Pages        int
-	Locks        uint32
-	Barriers     uint32
+	// Base is the address of the region: allocations answer addresses.
+	Base uint64
+	// ChunkSize is what rank 0 hands a rank at a time to cut small objects
+	// from, a power of two of at least 64 bytes (0: DefaultChunkSize).
+	ChunkSize uint64
+	Locks     uint32
+	Barriers  uint32
 	// GCThreshold is the protocol metadata, in bytes at any one rank, above
 	// which a whole-job barrier collects the history all ranks share: every
 	// rank brings up to date the pages it uses or keeps, drops its copies of
@@ -60,8 +65,12 @@ type Ready struct {
 	// Dropping a mapping is not among them: only the application can drop
 	// its own mappings, and it does so with Zap.
 	Actions []lrc.Action
-	// Done: the outstanding Acquire, Barrier or Validate finished.
-	Done bool
+	// Done: the outstanding call finished; for an allocation or counter
+	// call, with Value (an address, or the counter's previous value) or
+	// Err, what was wrong with it.
+	Done  bool
+	Value uint64
+	Err   error
 	// Zap, with Done, are the pages (sorted) the application must drop
 	// before it goes on: those the call invalidated and did not bring up to
 	// date in place. Every page the rank's state holds unmapped is then
@@ -83,10 +92,11 @@ const (
 	opAcquire
 	opBarrier
 	opValidate
+	opAlloc // allocation or fetch-and-add: waits for rank 0 or a counter's keeper
 )
 
 func (k opKind) String() string {
-	return [...]string{"none", "lock acquire", "barrier", "validate"}[k]
+	return [...]string{"none", "lock acquire", "barrier", "validate", "allocation"}[k]
 }
 
 // op is the application's outstanding synchronous call.
@@ -108,6 +118,7 @@ type op struct {
 	refreshing bool
 	// arrivedAt is this rank's own entry of the vector time it arrived with.
 	arrivedAt uint32
+	alloc     allocOp
 }
 
 // Rank is the protocol engine of one rank.
@@ -131,8 +142,14 @@ type Rank struct {
 	// placements are the home placements asked for since this rank last
 	// left a barrier of every rank, in order.
 	placements []protocol.HomeRange
-	out        Ready
-	stats      Stats
+	// job is the job's allocator, at rank 0; objects, this rank's small
+	// objects; counters, the fetch-and-add counters this rank keeps.
+	job         *jobAllocator
+	objects     objects
+	counters    map[uint32]int64
+	nextAllocID uint32
+	out         Ready
+	stats       Stats
 }
 
 // New returns the engine of rank cfg.Rank over the rank's memory mem.
@@ -156,7 +173,13 @@ func New(cfg Config, mem []byte) (*Rank, error) {
 	if cfg.GCThreshold <= 0 {
 		return nil, fmt.Errorf("rank: garbage collection threshold %d bytes", cfg.GCThreshold)
 	}
-	return &Rank{
+	if cfg.ChunkSize == 0 {
+		cfg.ChunkSize = DefaultChunkSize
+	}
+	if cfg.ChunkSize < 4*minClass || cfg.ChunkSize&(cfg.ChunkSize-1) != 0 {
+		return nil, fmt.Errorf("rank: chunk size %d is not a power of two of at least %d bytes", cfg.ChunkSize, 4*minClass)
+	}
+	r := &Rank{
 		cfg:      cfg,
 		limits:   protocol.Limits{NProcs: cfg.NProcs, Pages: uint32(cfg.Pages), Locks: cfg.Locks, Barriers: cfg.Barriers + 1},
 		lrc:      l,
@@ -164,7 +187,12 @@ func New(cfg Config, mem []byte) (*Rank, error) {
 		barriers: barriers,
 		knownBy:  make(map[int]protocol.VectorTime),
 		floor:    make(protocol.VectorTime, cfg.NProcs),
-	}, nil
+		counters: make(map[uint32]int64),
+	}
+	if cfg.Rank == 0 {
+		r.job = &jobAllocator{space: newAllocator(uint64(cfg.Pages) * uint64(cfg.PageSize)), calls: make([]int, cfg.NProcs)}
+	}
+	return r, nil
 }
 
 // Ready returns and clears what the rank produced.
@@ -444,6 +472,8 @@ func (r *Rank) Step(env protocol.Envelope) error {
 		err = r.lrc.HandlePageResponse(env.From, m)
 	case *protocol.HomeDiffs:
 		err = r.lrc.HandleHomeDiffs(env.From, m)
+	case *protocol.AllocRequest, *protocol.AllocReply, *protocol.CounterRequest, *protocol.CounterReply:
+		err = r.stepAlloc(env.From, m)
 	default:
 		err = fmt.Errorf("unexpected message %v", env.Msg.Type())
 	}

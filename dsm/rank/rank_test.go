@@ -133,3 +133,129 @@ func TestShare(t *testing.T) {
 	}
 	assert.ErrorContains(t, err, "both share a value")
 }
+
+// allocRanks returns n ranks on a region of pages pages of 64 bytes at base
+// 0x1000, with chunks of 256 bytes.
+func allocRanks(t *testing.T, n, pages int) []*Rank {
+	var rs []*Rank
+	for r := range n {
+		rk, err := New(Config{Rank: r, NProcs: n, PageSize: 64, Pages: pages, Base: 0x1000, ChunkSize: 256,
+			Locks: 8, Barriers: 4, GCThreshold: 1 << 20}, make([]byte, pages*64))
+		require.NoError(t, err)
+		rs = append(rs, rk)
+	}
+	return rs
+}
+
+// call runs an allocation or counter call at rank r to its end and returns
+// its answer and the messages it took.
+func call(t *testing.T, rs []*Rank, r int, start func() error) (uint64, error, int) {
+	t.Helper()
+	require.NoError(t, start())
+	msgs := 0
+	value, done := uint64(0), false
+	var callErr error
+	queue := []protocol.Envelope{}
+	take := func(i int) {
+		rd := rs[i].Ready()
+		queue = append(queue, rd.Messages...)
+		if i == r && rd.Done {
+			value, callErr, done = rd.Value, rd.Err, true
+		}
+	}
+	take(r)
+	for len(queue) > 0 {
+		e := queue[0]
+		queue = queue[1:]
+		msgs++
+		require.NoError(t, rs[e.To].Step(e))
+		take(e.To)
+	}
+	require.True(t, done, "the call did not finish")
+	return value, callErr, msgs
+}
+
+// TestSmallObjects: small private allocations come from the rank's own
+// supply, a chunk from rank 0 at a time; a rank takes back what it frees
+// itself, rank 0 collects what others free and hands it out again.
+func TestSmallObjects(t *testing.T) {
+	rs := allocRanks(t, 3, 64)
+	seen := map[uint64]bool{}
+	for i := range 8 {
+		addr, err, msgs := call(t, rs, 1, func() error { return rs[1].Malloc(40) }) // class 64: 4 a chunk
+		require.NoError(t, err)
+		assert.Zero(t, addr%64, "aligned to the class")
+		assert.False(t, seen[addr], "handed out twice")
+		seen[addr] = true
+		if i%4 == 0 {
+			assert.Equal(t, 2, msgs, "a chunk from rank 0 (%d)", i)
+		} else {
+			assert.Zero(t, msgs, "from the rank's supply (%d)", i)
+		}
+	}
+	a, _, _ := call(t, rs, 2, func() error { return rs[2].Malloc(16) })
+	_, err, msgs := call(t, rs, 2, func() error { return rs[2].Free(a) })
+	require.NoError(t, err)
+	assert.Zero(t, msgs, "its own object: back to its supply")
+	b, _, msgs := call(t, rs, 2, func() error { return rs[2].Malloc(10) })
+	assert.Equal(t, a, b)
+	assert.Zero(t, msgs)
+
+	_, err, msgs = call(t, rs, 0, func() error { return rs[0].Free(b) })
+	require.NoError(t, err, "rank 0 frees rank 2's object")
+	assert.Zero(t, msgs, "at rank 0: no message")
+	c, _, _ := call(t, rs, 1, func() error { return rs[1].Malloc(16) })
+	assert.Equal(t, b, c, "rank 1 gets the freed object from rank 0")
+
+	big, err, msgs := call(t, rs, 1, func() error { return rs[1].Malloc(200) })
+	require.NoError(t, err)
+	assert.Equal(t, 2, msgs, "a large allocation is rank 0's")
+	_, err, _ = call(t, rs, 2, func() error { return rs[2].Free(big) })
+	require.NoError(t, err)
+	_, err, _ = call(t, rs, 2, func() error { return rs[2].Free(big) })
+	assert.ErrorContains(t, err, "not the start of an allocation")
+	_, err, _ = call(t, rs, 2, func() error { return rs[2].Free(0x10) })
+	assert.ErrorContains(t, err, "below the shared region")
+	_, err, _ = call(t, rs, 1, func() error { return rs[1].Free(c + 8) })
+	assert.ErrorContains(t, err, "not the start of an allocation")
+	_, err, _ = call(t, rs, 1, func() error { return rs[1].Malloc(1 << 20) })
+	assert.ErrorContains(t, err, "no 1048576 free bytes")
+}
+
+// TestCollectiveAllocAndCounters: every rank gets the same address from a
+// collective allocation, and a wrong size is refused; counters hand out
+// each value once, kept by rank c mod N.
+func TestCollectiveAllocAndCounters(t *testing.T) {
+	rs := allocRanks(t, 3, 64)
+	var addrs []uint64
+	for r := range 3 {
+		a, err, _ := call(t, rs, r, func() error { return rs[r].Alloc(100) })
+		require.NoError(t, err)
+		addrs = append(addrs, a)
+	}
+	assert.Equal(t, []uint64{0x1000, 0x1000, 0x1000}, addrs)
+	_, err, _ := call(t, rs, 0, func() error { return rs[0].Alloc(64) })
+	require.NoError(t, err)
+	_, err, _ = call(t, rs, 1, func() error { return rs[1].Alloc(65) })
+	assert.ErrorContains(t, err, "collective allocation #2: rank 1 asks 65 bytes where another rank asked 64")
+
+	got := map[uint64]bool{}
+	for i := range 9 {
+		r := i % 3
+		v, err, msgs := call(t, rs, r, func() error { return rs[r].FetchAdd(4, 1) })
+		require.NoError(t, err)
+		assert.False(t, got[v])
+		got[v] = true
+		if r == 4%3 {
+			assert.Zero(t, msgs, "rank 1 keeps counter 4")
+		} else {
+			assert.Equal(t, 2, msgs)
+		}
+	}
+	assert.Len(t, got, 9)
+	assert.ErrorContains(t, rs[2].Step(protocol.Envelope{From: 1, To: 2, Msg: &protocol.AllocRequest{ID: 1, Op: protocol.AllocMalloc, Size: 8}}), "rank 0 allocates")
+	assert.ErrorContains(t, rs[2].Step(protocol.Envelope{From: 0, To: 2, Msg: &protocol.AllocReply{ID: 99}}), "answers no request")
+	assert.ErrorContains(t, rs[0].Step(protocol.Envelope{From: 1, To: 0, Msg: &protocol.CounterRequest{ID: 1, Counter: 2}}), "rank 2 keeps it")
+	_, err = New(Config{Rank: 0, NProcs: 1, PageSize: 64, Pages: 1, ChunkSize: 100, Locks: 1, Barriers: 1, GCThreshold: 1}, make([]byte, 64))
+	assert.ErrorContains(t, err, "chunk size 100")
+}

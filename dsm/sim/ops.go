@@ -33,6 +33,14 @@ const (
 	OpValidate
 	// OpSetHome places the home of Len pages from page Addr at rank ID.
 	OpSetHome
+	// OpAlloc allocates Len bytes collectively; the address must be Addr.
+	OpAlloc
+	// OpMalloc allocates Len bytes for the rank alone; OpFree frees a live
+	// private allocation of any rank, the Addr-th oldest (modulo how many).
+	OpMalloc
+	OpFree
+	// OpFetchAdd adds 1 to counter ID.
+	OpFetchAdd
 )
 
 // Op is one step of a simulated program.
@@ -81,6 +89,14 @@ func (op *Op) String() string {
 		return fmt.Sprintf("validate pages [%d,+%d) write=%v", op.Addr, op.Len, op.Write)
 	case OpSetHome:
 		return fmt.Sprintf("set home of pages [%d,+%d) at rank %d", op.Addr, op.Len, op.ID)
+	case OpAlloc:
+		return fmt.Sprintf("alloc %d bytes", op.Len)
+	case OpMalloc:
+		return fmt.Sprintf("malloc %d bytes", op.Len)
+	case OpFree:
+		return fmt.Sprintf("free private allocation #%d", op.Addr)
+	case OpFetchAdd:
+		return fmt.Sprintf("fetch-add counter %d", op.ID)
 	}
 	return fmt.Sprintf("OpKind(%d)", op.Kind)
 }

@@ -16,11 +16,22 @@ type ProgramConfig struct {
 	Barriers uint32
 }
 
-// Program is one op list per rank over a region of Pages pages.
+// Program is one op list per rank over a region of Pages pages: its data,
+// then HeapPages pages for its allocations.
 type Program struct {
-	Pages int
-	Ops   [][]Op
+	Pages, HeapPages int
+	Ops              [][]Op
 }
+
+// The allocations random programs make: private ones of up to maxSmall
+// bytes, cut from chunks of SimChunkSize, and larger ones up to maxLarge;
+// heapBytes holds them all.
+const (
+	SimChunkSize = 256
+	maxSmall     = SimChunkSize / 4
+	maxLarge     = 300
+	heapBytes    = 32 << 10
+)
 
 // item is shared data protected by a lock.
 type item struct {
@@ -52,14 +63,20 @@ type generator struct {
 // records and producer–consumer mailboxes (migratory data), and arrays of 1-,
 // 4- and 8-byte elements that ranks write interleaved between barriers (false
 // sharing), some phases split into processor sets with their own barriers.
-// It ends with a barrier after which every rank validates and reads the whole
-// region.
+// Ranks also allocate and free shared memory and take tickets from
+// fetch-and-add counters. It ends with a barrier after which every rank
+// validates and reads the whole data.
 func Random(rng *rand.Rand, pc ProgramConfig) Program {
 	g := &generator{rng: rng, pc: pc, ops: make([][]Op, pc.NProcs)}
 	size := g.layout()
 	pages := (size + pc.PageSize - 1) / pc.PageSize
 	g.pages = pages
+	// The data is the job's first collective allocation.
+	g.all(Op{Kind: OpAlloc, Len: pages * pc.PageSize, Addr: 0})
 	for ph := range pc.Phases {
+		if rng.IntN(3) == 0 {
+			g.allocations()
+		}
 		ids := rng.Perm(int(pc.Barriers))
 		if rng.IntN(4) == 0 {
 			g.place()
@@ -79,7 +96,26 @@ func Random(rng *rand.Rand, pc ProgramConfig) Program {
 	g.all(Op{Kind: OpBarrier, ID: g.barrierID()})
 	g.all(Op{Kind: OpValidate, Addr: 0, Len: pages})
 	g.all(Op{Kind: OpRead, Addr: 0, Len: pages * pc.PageSize})
-	return Program{Pages: pages, Ops: g.ops}
+	return Program{Pages: pages, HeapPages: (heapBytes + pc.PageSize - 1) / pc.PageSize, Ops: g.ops}
+}
+
+// allocations has each rank allocate and free a few private objects, small
+// and large, and take tickets from counters.
+func (g *generator) allocations() {
+	for r := range g.ops {
+		for range g.rng.IntN(4) {
+			switch k := g.rng.IntN(6); {
+			case k < 3:
+				g.ops[r] = append(g.ops[r], Op{Kind: OpMalloc, Len: 1 + g.rng.IntN(maxSmall)})
+			case k < 4:
+				g.ops[r] = append(g.ops[r], Op{Kind: OpMalloc, Len: maxSmall + 1 + g.rng.IntN(maxLarge-maxSmall)})
+			case k < 5:
+				g.ops[r] = append(g.ops[r], Op{Kind: OpFree, Addr: g.rng.IntN(64)})
+			default:
+				g.ops[r] = append(g.ops[r], Op{Kind: OpFetchAdd, ID: uint32(g.rng.IntN(3))})
+			}
+		}
+	}
 }
 
 func (g *generator) all(op Op) {

@@ -84,6 +84,14 @@ type Sim struct {
 	stats  Stats
 	// maxMetadata is the most protocol metadata any rank held at any time.
 	maxMetadata int64
+	// live are the allocations not freed, by address: none may overlap;
+	// mallocs are the private ones, oldest first, which any rank may free;
+	// counts are the values each counter handed out, each once.
+	live    map[uint64]uint64
+	mallocs []uint64
+	counts  map[uint32]map[uint64]bool
+	// allocations counts the allocation and counter calls answered.
+	allocations int64
 	err         error
 }
 
@@ -93,15 +101,15 @@ type flight struct {
 }
 
 type simRank struct {
-	id    int
-	eng   *rank.Rank
-	mem   []byte
-	mmu   []perm
+	id  int
+	eng *rank.Rank
+	mem []byte
+	mmu []perm
 	// tracked are the pages the engine told to report written (the
 	// AsyncWrites reports cover only those, as the application's scans do).
 	tracked []bool
 	queue   []Op
-	cur   *Op
+	cur     *Op
 	// waitDone: the current op waits for the engine's Done.
 	waitDone bool
 	// waitPage >= 0: the current op waits for that page to be mapped with
@@ -149,6 +157,9 @@ func (st Stats) String() string {
 // reference.
 const maxMemory = 8 << 30
 
+// simBase is the region's address, as the ranks' allocations answer it.
+const simBase = 1 << 20
+
 // New returns a simulated job with every rank's memory zero.
 func New(cfg Config) (*Sim, error) {
 	if cfg.NProcs < 1 || cfg.Pages < 1 || cfg.PageSize < 1 {
@@ -159,17 +170,19 @@ func New(cfg Config) (*Sim, error) {
 			cfg.NProcs, int64(cfg.Pages)*int64(cfg.PageSize), total>>30, maxMemory>>30)
 	}
 	s := &Sim{
-		cfg:   cfg,
-		rng:   rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
-		ref:   make([]byte, cfg.Pages*cfg.PageSize),
-		stats: Stats{Messages: map[protocol.MsgType]int64{}, Bytes: map[protocol.MsgType]int64{}},
+		cfg:    cfg,
+		rng:    rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
+		ref:    make([]byte, cfg.Pages*cfg.PageSize),
+		stats:  Stats{Messages: map[protocol.MsgType]int64{}, Bytes: map[protocol.MsgType]int64{}},
+		live:   make(map[uint64]uint64),
+		counts: make(map[uint32]map[uint64]bool),
 	}
 	for r := range cfg.NProcs {
 		mem := make([]byte, cfg.Pages*cfg.PageSize)
 		eng, err := rank.New(rank.Config{
 			Rank: r, NProcs: cfg.NProcs, PageSize: cfg.PageSize, Pages: cfg.Pages,
 			Locks: cfg.Locks, Barriers: cfg.Barriers, GCThreshold: cfg.GCThreshold, Prefetch: cfg.Prefetch,
-			Homes: cfg.Homes, AsyncWrites: cfg.AsyncWrites, Funneled: !cfg.StrayFaults,
+			Homes: cfg.Homes, AsyncWrites: cfg.AsyncWrites, Funneled: !cfg.StrayFaults, ChunkSize: SimChunkSize, Base: simBase,
 		}, mem)
 		if err != nil {
 			return nil, err
@@ -187,6 +200,9 @@ func (s *Sim) Stats() Stats { return s.stats }
 
 // RankStats returns rank r's protocol counters.
 func (s *Sim) RankStats(r int) rank.Stats { return s.ranks[r].eng.Stats() }
+
+// Allocations returns how many allocation and counter calls were answered.
+func (s *Sim) Allocations() int64 { return s.allocations }
 
 // MaxMetadata returns the most protocol metadata, in bytes, that any rank
 // held at any point of the run.
@@ -449,6 +465,7 @@ func (s *Sim) collect(r *simRank) bool {
 			return false
 		}
 		if r.waitDone {
+			s.allocated(r, rd)
 			if s.cfg.Trace && s.cfg.Homes && r.cur.Kind == OpBarrier && r.cur.Members == nil {
 				var homes []string
 				for p := range s.cfg.Pages {
@@ -462,6 +479,61 @@ func (s *Sim) collect(r *simRank) bool {
 		}
 	}
 	return rd.Done
+}
+
+// allocated checks what an allocation or counter call answered: a new
+// allocation overlaps no live one and fits the region; a collective one is
+// where the program expects it; a counter's values are handed out once each.
+func (s *Sim) allocated(r *simRank, rd rank.Ready) {
+	op := r.cur
+	switch op.Kind {
+	case OpAlloc, OpMalloc, OpFree, OpFetchAdd:
+		s.allocations++
+	}
+	switch op.Kind {
+	case OpAlloc, OpMalloc:
+		if rd.Err != nil {
+			s.fail("rank %d: %v: %v", r.id, op, rd.Err)
+			return
+		}
+		addr, size := rd.Value, uint64(op.Len)
+		if addr < simBase || addr-simBase+size > uint64(s.cfg.Pages*s.cfg.PageSize) || addr%16 != 0 {
+			s.fail("rank %d: %v answered %#x, outside the region or unaligned", r.id, op, addr)
+			return
+		}
+		if op.Kind == OpAlloc {
+			if addr != simBase+uint64(op.Addr) {
+				s.fail("rank %d: %v answered %#x, want %#x", r.id, op, addr, simBase+uint64(op.Addr))
+			}
+			if _, ok := s.live[addr]; ok {
+				return // another rank's share of the same allocation
+			}
+		}
+		for a, sz := range s.live {
+			if addr < a+sz && a < addr+size {
+				s.fail("rank %d: %v answered [%#x,+%d), which overlaps [%#x,+%d)", r.id, op, addr, size, a, sz)
+				return
+			}
+		}
+		s.live[addr] = size
+		if op.Kind == OpMalloc {
+			s.mallocs = append(s.mallocs, addr)
+		}
+	case OpFree:
+		if rd.Err != nil {
+			s.fail("rank %d: %v: %v", r.id, op, rd.Err)
+		}
+	case OpFetchAdd:
+		seen := s.counts[op.ID]
+		if seen == nil {
+			seen = make(map[uint64]bool)
+			s.counts[op.ID] = seen
+		}
+		if seen[rd.Value] {
+			s.fail("rank %d: %v answered %d twice", r.id, op, rd.Value)
+		}
+		seen[rd.Value] = true
+	}
 }
 
 // misdeliver delivers m from rank from to rank to, which it was not sent to
@@ -583,6 +655,22 @@ func (s *Sim) start(r *simRank) bool {
 		err = r.eng.Barrier(op.ID, op.Members)
 	case OpValidate:
 		err = r.eng.Validate(uint32(op.Addr), uint32(op.Len), op.Write)
+	case OpAlloc:
+		err = r.eng.Alloc(uint64(op.Len))
+	case OpMalloc:
+		err = r.eng.Malloc(uint64(op.Len))
+	case OpFree:
+		if len(s.mallocs) == 0 {
+			r.cur = nil
+			return false
+		}
+		i := op.Addr % len(s.mallocs)
+		addr := s.mallocs[i]
+		s.mallocs = slices.Delete(s.mallocs, i, i+1)
+		delete(s.live, addr)
+		err = r.eng.Free(addr)
+	case OpFetchAdd:
+		err = r.eng.FetchAdd(op.ID, 1)
 	default:
 		return true
 	}

@@ -38,7 +38,7 @@ func jobFor(seed uint64, phases int) (Config, Program) {
 	pc := ProgramConfig{NProcs: n, PageSize: pageSize, Phases: phases, Ops: 4 + rng.IntN(12), Locks: 16, Barriers: 8}
 	prog := Random(rng, pc)
 	cfg := Config{
-		NProcs: n, Pages: prog.Pages, PageSize: pageSize, Locks: pc.Locks, Barriers: pc.Barriers,
+		NProcs: n, Pages: prog.Pages + prog.HeapPages, PageSize: pageSize, Locks: pc.Locks, Barriers: pc.Barriers,
 		GCThreshold: gc, Prefetch: rng.IntN(2) == 0, StrayFaults: rng.IntN(2) == 0, Seed: seed, Trace: *traceFlag,
 		Homes: seed%3 != 0, AsyncWrites: rng.IntN(2) == 0,
 	}
@@ -70,7 +70,7 @@ func runProgram(t *testing.T, cfg Config, prog Program) *Sim {
 // protocol has must have been exercised.
 func TestRandomPrograms(t *testing.T) {
 	var collections, prefetched, silent, subsetBarriers, diffs, dropped, refetched atomic.Int64
-	var fetched, refreshed, migrations, homeDiffs atomic.Int64
+	var fetched, refreshed, migrations, homeDiffs, allocations atomic.Int64
 	t.Cleanup(func() {
 		if *seeds < 100 || t.Failed() {
 			return
@@ -86,6 +86,7 @@ func TestRandomPrograms(t *testing.T) {
 		assert.Positive(t, refreshed.Load(), "no page was brought up to date in place")
 		assert.Positive(t, migrations.Load(), "no home moved")
 		assert.Positive(t, homeDiffs.Load(), "no diff reached a home")
+		assert.Positive(t, allocations.Load(), "no allocation was made")
 	})
 	for i := range *seeds {
 		seed := *firstSeed + uint64(i)
@@ -93,6 +94,7 @@ func TestRandomPrograms(t *testing.T) {
 			t.Parallel()
 			cfg, prog := jobFor(seed, *phases)
 			s := runProgram(t, cfg, prog)
+			allocations.Add(s.Allocations())
 			for r := range cfg.NProcs {
 				st := s.RankStats(r)
 				collections.Add(st.Collections)

@@ -3,6 +3,11 @@
 // msgpack frames, with file descriptors (the rank's memfd one way, its
 // userfaultfd the other) passed as SCM_RIGHTS. Every call is a request
 // answered by one reply.
+//
+// A Conn reads and writes its socket with blocking system calls, not
+// through the Go runtime's poller: a thread waiting for the other end is
+// woken by the kernel directly, which is what a call's round trip costs
+// (the poller adds a hand-off between threads on each side).
 package link
 
 import (
@@ -11,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -41,6 +47,12 @@ const (
 )
 
 var opNames = [...]string{"", "join", "attach", "alloc", "malloc", "free", "share", "lock", "unlock", "barrier", "validate", "stats", "close", "fetch-add", "set-home"}
+
+// Allocates reports whether o is a call on the job's allocator or its
+// counters, which waits for rank 0 or a counter's keeper, not for ranks.
+func (o Op) Allocates() bool {
+	return o == OpAlloc || o == OpMalloc || o == OpFree || o == OpFetchAdd
+}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && o > 0 {
@@ -112,32 +124,66 @@ const (
 // Conn is one end of a link. Send and Recv may be called from different
 // goroutines, but each by one goroutine at a time.
 type Conn struct {
-	c    *net.UnixConn
-	wmu  sync.Mutex
-	rbuf []byte // bytes read and not yet consumed
-	buf  []byte // the read buffer
-	oob  []byte
+	// f owns the socket, in blocking mode; fd is its descriptor.
+	f         *os.File
+	fd        int
+	wmu       sync.Mutex
+	closeOnce sync.Once
+	rbuf      []byte // bytes read and not yet consumed
+	buf       []byte // the read buffer
+	oob       []byte
 }
 
-// New wraps a connected unix stream socket.
-func New(c *net.UnixConn) *Conn {
-	return &Conn{c: c, buf: make([]byte, 64<<10), oob: make([]byte, unix.CmsgSpace(4*4))}
+// New takes over a connected unix stream socket.
+func New(c *net.UnixConn) (*Conn, error) {
+	f, err := c.File() // a blocking duplicate
+	c.Close()
+	if err != nil {
+		return nil, fmt.Errorf("link: %w", err)
+	}
+	return newConn(f), nil
+}
+
+func newConn(f *os.File) *Conn {
+	return &Conn{f: f, fd: int(f.Fd()), buf: make([]byte, 64<<10), oob: make([]byte, unix.CmsgSpace(4*4))}
 }
 
 // Dial connects to the engine's socket.
 func Dial(path string) (*Conn, error) {
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("link: socket: %w", err)
 	}
-	return New(c), nil
+	f := os.NewFile(uintptr(fd), path)
+	for {
+		err = unix.Connect(fd, &unix.SockaddrUnix{Name: path})
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, &net.OpError{Op: "dial", Net: "unix", Addr: &net.UnixAddr{Name: path, Net: "unix"}, Err: os.NewSyscallError("connect", err)}
+	}
+	return newConn(f), nil
 }
 
-// Close closes the connection.
-func (c *Conn) Close() error { return c.c.Close() }
+// Close closes the connection; a Recv under way returns.
+func (c *Conn) Close() error {
+	c.closeOnce.Do(func() {
+		unix.Shutdown(c.fd, unix.SHUT_RDWR) // wakes a blocked read
+		c.wmu.Lock()
+		c.f.Close()
+		c.wmu.Unlock()
+	})
+	return nil
+}
 
-// PeerCred returns the credentials of the process at the other end.
-func (c *Conn) PeerCred() (*unix.Ucred, error) { return PeerCred(c.c) }
+// PeerCred returns the credentials of the process at the other end, as they
+// were when it connected (SO_PEERCRED).
+func (c *Conn) PeerCred() (*unix.Ucred, error) {
+	return unix.GetsockoptUcred(c.fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+}
 
 // PeerCred returns the credentials of the process at the other end of c,
 // as they were when it connected (SO_PEERCRED).
@@ -170,17 +216,17 @@ func (c *Conn) Send(v any, fds ...int) error {
 	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
-	n, oobn, err := c.c.WriteMsgUnix(frame, oob, nil)
-	if err != nil {
-		return fmt.Errorf("link: send: %w", err)
-	}
-	if oobn != len(oob) {
-		return errors.New("link: send: descriptors not sent")
-	}
-	if n < len(frame) {
-		if _, err := c.c.Write(frame[n:]); err != nil {
+	for len(frame) > 0 {
+		n, err := unix.SendmsgN(c.fd, frame, oob, nil, unix.MSG_NOSIGNAL)
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EBADF):
+			return fmt.Errorf("link: send: %w", net.ErrClosed)
+		case err != nil:
 			return fmt.Errorf("link: send: %w", err)
 		}
+		frame, oob = frame[n:], nil
 	}
 	return nil
 }
@@ -215,7 +261,13 @@ func (c *Conn) Recv(v any) ([]int, error) {
 				return fds, nil
 			}
 		}
-		n, oobn, _, _, err := c.c.ReadMsgUnix(c.buf, c.oob)
+		n, oobn, _, _, err := unix.Recvmsg(c.fd, c.buf, c.oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if errors.Is(err, unix.EBADF) {
+			err = net.ErrClosed
+		}
 		n, oobn = max(n, 0), max(oobn, 0) // -1 on some errors
 		if oobn > 0 {
 			got, perr := parseRights(c.oob[:oobn])

@@ -23,7 +23,8 @@ func pair(t *testing.T) (*Conn, *Conn) {
 		c, err := net.FileConn(f)
 		f.Close()
 		require.NoError(t, err)
-		conns[i] = New(c.(*net.UnixConn))
+		conns[i], err = New(c.(*net.UnixConn))
+		require.NoError(t, err)
 		t.Cleanup(func() { conns[i].Close() })
 	}
 	return conns[0], conns[1]
@@ -34,7 +35,7 @@ func pair(t *testing.T) (*Conn, *Conn) {
 // while replies, from the engine, may be large.
 func TestRequestFrameLimit(t *testing.T) {
 	app, eng := pair(t)
-	_, err := app.c.Write(binary.LittleEndian.AppendUint32(nil, maxRequest+1))
+	_, err := unix.Write(app.fd, binary.LittleEndian.AppendUint32(nil, maxRequest+1))
 	require.NoError(t, err)
 	var req Request
 	_, err = eng.Recv(&req)
@@ -47,4 +48,18 @@ func TestRequestFrameLimit(t *testing.T) {
 	_, err = app.Recv(&rep)
 	require.NoError(t, err)
 	assert.Len(t, rep.Zap, len(zap))
+}
+
+// TestCloseWakesRecv: closing a connection returns a Recv blocked on it.
+func TestCloseWakesRecv(t *testing.T) {
+	app, _ := pair(t)
+	done := make(chan error, 1)
+	go func() {
+		var rep Reply
+		_, err := app.Recv(&rep)
+		done <- err
+	}()
+	app.Close()
+	assert.Error(t, <-done)
+	assert.Error(t, app.Send(Reply{}), "send after close")
 }
