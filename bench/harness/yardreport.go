@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/svmcluster/svm/bench/internal/report"
 )
@@ -75,18 +76,19 @@ func writeYardstick(w io.Writer, s yardSummary) error {
 			"Speedup is the sequential time over the job's; SVM ÷ MPI is the SVM job's time over the MPI job's at the same rank count; "+
 			"the one-rank overhead is the 1-rank SVM time over the sequential time. "+
 			"%s marks SVM ÷ MPI above %.2f and a one-rank overhead above %.2f: the goals. "+
+			"%s after a time marks a noisy median: its slowest run took more than %.1f times its fastest (every run's time is under Commands). "+
 			"Every parallel run is checked: a C kernel's SVM and MPI programs compare their result with a sequential run bit for bit, "+
 			"and every run of a C kernel must print the sequential program's checksum; "+
 			"every run of the Fortran program must print exactly what its gfortran-only build prints; "+
 			"the Go programs compare with a sequential run. A failed run makes its cell \"failed\" (or \"timed out\") and is not run again.\n",
-			mark, mpiGoal, overheadGoal)
+			mark, mpiGoal, overheadGoal, noisyMark, noisySpread)
 	}
 	if ss := s.syncs(); len(ss) > 0 {
 		p.printf("\n## Synchronisation\n\n")
 		p.table(syncTable(s, ss))
-		p.printf("\nMicroseconds per call: the timed loop's time on rank 0 over its calls, nothing written in between. " +
-			"Uncontended, rank 0 alone takes and releases a lock it released last, while the others wait at a barrier; " +
-			"with every rank on one lock, the time is the loop's over all the ranks' acquisitions: one hand-over.\n")
+		p.printf("\nMicroseconds per call (%s: a noisy median): the timed loop's time on rank 0 over its calls, nothing written in between. "+
+			"Uncontended, rank 0 alone takes and releases a lock it released last, while the others wait at a barrier; "+
+			"with every rank on one lock, the time is the loop's over all the ranks' acquisitions: one hand-over.\n", noisyMark)
 	}
 	if notes := yardNotes(s); len(notes) > 0 {
 		p.printf("\nNotes:\n\n")
@@ -104,10 +106,27 @@ func writeYardstick(w io.Writer, s yardSummary) error {
 	p.printf("From the module's root, after the harness has built the programs into %s:\n", s.display([]string{s.exe("")}))
 	for _, m := range s.measured {
 		p.printf("\n%s:\n\n", m.entry.title)
+		format := seconds
+		if m.entry.isSync() {
+			format = micros
+		}
 		for _, sr := range m.series {
-			if sr.skipped == "" {
-				p.printf("- %s: `%s`\n", seriesWords(sr), s.display(sr.argv))
+			if sr.skipped != "" {
+				continue
 			}
+			p.printf("- %s: `%s`", seriesWords(sr), s.display(sr.argv))
+			if len(sr.runs) > 0 {
+				runs := make([]string, len(sr.runs))
+				for i, r := range sr.runs {
+					if r.err != nil {
+						runs[i] = failure(r.err)
+					} else {
+						runs[i] = format(r.time())
+					}
+				}
+				p.printf(" — runs: %s", strings.Join(runs, ", "))
+			}
+			p.printf("\n")
 		}
 	}
 	p.printf("\nThe builds:\n\n")
@@ -227,13 +246,24 @@ func cell(sr *series, format func(float64) string) string {
 		return "—"
 	}
 	if r := sr.failed(); r != nil {
-		if errors.Is(r.err, errTimedOut) {
-			return "timed out"
-		}
-		return "failed"
+		return failure(r.err)
 	}
 	m, _ := sr.median()
+	if sr.noisy() {
+		return format(m) + noisyMark
+	}
 	return format(m)
+}
+
+// noisyMark follows the median of a noisy series.
+const noisyMark = "~"
+
+// failure says how a run failed: "timed out", or "failed".
+func failure(err error) string {
+	if errors.Is(err, errTimedOut) {
+		return "timed out"
+	}
+	return "failed"
 }
 
 // medianOf is the series' median, if it has one.

@@ -68,27 +68,52 @@ func (s *series) failed() *run {
 	return nil
 }
 
-// median is the median time of the series' runs (per operation for a
-// microbenchmark); ok is false unless it ran and every run passed.
-func (s *series) median() (median float64, ok bool) {
+// times are the series' times in run order (per operation for a
+// microbenchmark); nil unless it ran and every run passed.
+func (s *series) times() []float64 {
 	if len(s.runs) == 0 || s.failed() != nil {
-		return 0, false
+		return nil
 	}
 	var times []float64
 	for _, r := range s.runs {
-		t := r.result.Seconds
-		if r.result.Ops > 0 {
-			t /= float64(r.result.Ops)
-		}
-		times = append(times, t)
+		times = append(times, r.time())
 	}
+	return times
+}
+
+// time is a passing run's time, per operation for a microbenchmark.
+func (r run) time() float64 {
+	if r.result.Ops > 0 {
+		return r.result.Seconds / float64(r.result.Ops)
+	}
+	return r.result.Seconds
+}
+
+// median is the median of the series' times; ok is false unless it ran
+// and every run passed.
+func (s *series) median() (median float64, ok bool) {
+	times := s.times()
 	slices.Sort(times)
 	n := len(times)
-	if n%2 == 1 {
+	switch {
+	case n == 0:
+		return 0, false
+	case n%2 == 1:
 		return times[n/2], true
 	}
 	return (times[n/2-1] + times[n/2]) / 2, true
 }
+
+// noisy reports whether the series' runs are far apart: the slowest
+// over noisySpread times the fastest. Other work on the machine does that.
+func (s *series) noisy() bool {
+	times := s.times()
+	return len(times) > 1 && slices.Max(times) > noisySpread*slices.Min(times)
+}
+
+// noisySpread is the spread of a series' times (slowest over fastest)
+// beyond which its median is marked as noisy.
+const noisySpread = 1.5
 
 // measureYardstick builds the installed layout and the entries' programs,
 // then runs every entry's commands in rounds — each command once a round,

@@ -138,6 +138,13 @@ func TestMedian(t *testing.T) {
 	assert.False(t, ok, "a failed run leaves no median")
 	_, ok = (&series{}).median()
 	assert.False(t, ok, "nor does no run")
+
+	s = &series{runs: []run{passing(2, 1, 0, ""), passing(2, 1.4, 0, "")}}
+	assert.False(t, s.noisy())
+	assert.Equal(t, "1.200", cell(s, seconds))
+	s.runs = append(s.runs, passing(2, 1.6, 0, ""))
+	assert.True(t, s.noisy(), "the slowest took more than 1.5 times the fastest")
+	assert.Equal(t, "1.400~", cell(s, seconds))
 }
 
 // TestJudge judges runs of a C kernel and of the Fortran program against
@@ -251,13 +258,15 @@ func TestWriteYardstick(t *testing.T) {
 		"- Jacobi 2-D (C), SVM 4 ranks, run 1: timed out after 5m0s\n",
 		"- Tmk_barrier, SVM 8 ranks, run 1: exit status 1\n",
 		"From the module's root, after the harness has built the programs into bin/yardstick:",
-		"Red-black SOR (C):\n\n- sequential: `bin/x 0`\n- MPI 2 ranks: `bin/x 2`\n",
+		"Red-black SOR (C):\n\n- sequential: `bin/x 0` — runs: 0.260, 0.250, 0.270\n- MPI 2 ranks: `bin/x 2` — runs: 0.130, 0.140, 0.120\n",
+		"- SVM 2 ranks: `bin/x 2` — runs: 1.000, failed\n- SVM 4 ranks: `bin/x 4` — runs: timed out\n",
+		"- MPI 8 ranks: `bin/b` — runs: 13.3\n",
 		"- `gcc -o bin/yardstick/sor-seq -O2 bench/kernels/sor_seq.c`\n",
 		"- `bin/svmf cc -o bin/yardstick/lock-svm -O2 bench/kernels/lock_svm.c`\n",
 	} {
 		assert.Contains(t, md, want)
 	}
-	assert.NotContains(t, md, "Jacobi 2-D (C):\n\n- sequential: `bin/x 0`\n- MPI", "a command that did not run is not listed")
+	assert.NotContains(t, md, "- MPI 2 ranks: `bin/x 2`\n- SVM 1 rank: `bin/x 1` — runs: 0.500", "a command that did not run is not listed")
 	assert.NotContains(t, md, "jacobi_mpi.c", "nor its build")
 	assert.Equal(t, 1, strings.Count(md, "lock_svm.c"), "a program built once is listed once")
 	assert.Len(t, s.yardFailures(), 3)
