@@ -61,11 +61,14 @@ sim: build
 	bin/svmf sim sor
 
 # The TreadMarks suite at full size on 1, 2, 4 and 8 ranks (table and
-# charts in bench/results/), then the microbenchmarks beside this machine's
-# socket round trips.
+# charts in bench/results/), the microbenchmarks beside this machine's
+# socket round trips, then the yardstick: the same kernels sequential, in
+# hand-written MPI and as SVM jobs, and barrier and lock latency, in one
+# table (bench/results/yardstick.md; go run ./bench/harness -h for subsets).
 bench: setup
 	$(GO) run ./bench/harness
 	$(GO) test -run='^$$' -bench=. -benchmem ./diff/ ./protocol/ ./dsm/ ./dsm/daemon/
+	$(GO) run ./bench/harness -yardstick
 
 # A long soak of the simulator: SEEDS random programs of 24 phases.
 soak: setup

@@ -121,14 +121,14 @@ func TestParseRanks(t *testing.T) {
 }
 
 func TestSelectPrograms(t *testing.T) {
-	got, err := selectPrograms(programs, "water/288,sor")
+	got, err := selectNamed(programs, "water/288,sor", program.names)
 	require.NoError(t, err)
 	var labels []string
 	for _, p := range got {
 		labels = append(labels, p.label())
 	}
 	assert.Equal(t, []string{"sor zero", "sor nonzero", "water 288"}, labels)
-	_, err = selectPrograms(programs, "sor,nbody")
+	_, err = selectNamed(programs, "sor,nbody", program.names)
 	assert.EqualError(t, err, `-programs: no program or variant "nbody" in the table`)
 }
 

@@ -12,6 +12,21 @@
 // The quick mode writes results-quick.md and results-quick.json, and no
 // charts.
 //
+// With -yardstick (make bench) it measures the yardstick instead: the same
+// kernels sequentially, in hand-written MPI and as SVM jobs — the C
+// kernels of bench/kernels, the SVM-Fortran shallow-water program beside
+// its gfortran-only build, the Go suite at sizes whose sequential runs
+// take seconds — and the latency of barriers and locks beside
+// MPI_Barrier. It builds the installed layout (scripts/install-layout)
+// under -prefix and the programs into its bin/yardstick, runs every
+// command -runs times, interleaved, and writes one table of medians, with
+// the command behind every figure, to stdout and bench/results/
+// yardstick.md, and every run to yardstick.json.
+//
+//	go run ./bench/harness -yardstick                      # SVM at 1, 2, 4 ranks, MPI at 2, 5 runs
+//	go run ./bench/harness -yardstick -programs c/sor -ranks 2 -runs 9
+//	go run ./bench/harness -yardstick -quick               # small sizes, 1 run: a check
+//
 // The programs, their arguments and the published figures are the table in
 // programs.go; a program whose directory does not exist yet is skipped.
 // The harness runs one process at a time, so that runs never share the
@@ -46,23 +61,41 @@ func main() {
 }
 
 func mainErr() error {
-	ranksFlag := flag.String("ranks", "1,2,4,8", "rank counts of the jobs, comma-separated (with -quick: 1,4 unless given)")
+	yardstick := flag.Bool("yardstick", false, "measure the yardstick instead of the suite: kernels sequential, in MPI and as SVM jobs, and barrier and lock latency (yardstick.md)")
+	ranksFlag := flag.String("ranks", "", "rank counts of the SVM jobs, comma-separated (default 1,2,4,8, with -quick 1,4; with -yardstick 1,2,4, with -quick too 1,2)")
+	mpiRanksFlag := flag.String("mpi-ranks", "2", "with -yardstick: rank counts of the MPI jobs")
+	syncRanksFlag := flag.String("sync-ranks", "", "with -yardstick: rank counts of the barrier and lock jobs (default 2,4,8; with -quick 2)")
+	runs := flag.Int("runs", 0, "with -yardstick: runs of every command, whose median the tables show (default 5; with -quick 1)")
+	prefix := flag.String("prefix", "", "with -yardstick: where to build the installed layout, with the programs in its bin/yardstick (default the module's root, as make build)")
 	quick := flag.Bool("quick", false, "small problem sizes for CI; no charts")
 	out := flag.String("out", "", "directory for the report, results and charts (default bench/results in the module)")
-	timeout := flag.Duration("timeout", 15*time.Minute, "time limit of each run")
-	only := flag.String("programs", "", "run only these, comma-separated: a program (water) or a variant (water/288)")
+	timeout := flag.Duration("timeout", 0, "time limit of each run (default 15m; with -yardstick 5m)")
+	only := flag.String("programs", "", "run only these, comma-separated: a program (water) or a variant (water/288); with -yardstick an entry (c/sor) or a group (c, fortran, go, sync)")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", flag.Args())
 	}
-	if *quick && !isSet("ranks") {
-		*ranksFlag = "1,4"
+	if !*yardstick {
+		for _, name := range []string{"mpi-ranks", "sync-ranks", "runs", "prefix"} {
+			if isSet(name) {
+				return fmt.Errorf("-%s is a flag of -yardstick", name)
+			}
+		}
+	}
+	d := defaultsOf[mode{*yardstick, *quick}]
+	if !isSet("ranks") {
+		*ranksFlag = d.ranks
+	}
+	if !isSet("sync-ranks") {
+		*syncRanksFlag = d.syncRanks
+	}
+	if !isSet("runs") {
+		*runs = d.runs
+	}
+	if !isSet("timeout") {
+		*timeout = d.timeout
 	}
 	ranks, err := parseRanks(*ranksFlag)
-	if err != nil {
-		return err
-	}
-	progs, err := selectPrograms(programs, *only)
 	if err != nil {
 		return err
 	}
@@ -80,6 +113,32 @@ func mainErr() error {
 		return fmt.Errorf("results directory: %w", err)
 	}
 
+	if *yardstick {
+		if *runs < 1 {
+			return fmt.Errorf("-runs %d: want at least 1", *runs)
+		}
+		cfg := yardConfig{layout: layout{root: root, prefix: *prefix}, ranks: ranks, runs: *runs, quick: *quick, timeout: *timeout, log: os.Stderr}
+		if cfg.prefix == "" {
+			cfg.prefix = root
+		}
+		if cfg.prefix, err = filepath.Abs(cfg.prefix); err != nil {
+			return fmt.Errorf("-prefix: %w", err)
+		}
+		if cfg.mpiRanks, err = parseRanks(*mpiRanksFlag); err != nil {
+			return err
+		}
+		if cfg.syncRanks, err = parseRanks(*syncRanksFlag); err != nil {
+			return err
+		}
+		if cfg.entries, err = selectNamed(entries, *only, entry.names); err != nil {
+			return err
+		}
+		return yardstickMain(ctx, dir, cfg)
+	}
+	progs, err := selectNamed(programs, *only, program.names)
+	if err != nil {
+		return err
+	}
 	outs, err := measure(ctx, config{root: root, programs: progs, ranks: ranks, quick: *quick, timeout: *timeout, log: os.Stderr})
 	if err != nil {
 		return err
@@ -111,6 +170,58 @@ func mainErr() error {
 	return nil
 }
 
+// yardstickMain measures the yardstick and writes its report to stdout
+// and to dir/yardstick.md (yardstick-quick.md), with every run in
+// yardstick.json.
+func yardstickMain(ctx context.Context, dir string, cfg yardConfig) error {
+	load := loadAverage()
+	ms, err := measureYardstick(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	s := yardSummary{
+		machine:    time.Now().Format(time.DateOnly) + ", " + machine(),
+		cores:      runtime.NumCPU(),
+		load:       fmt.Sprintf("%s at the start, %s at the end", load, loadAverage()),
+		command:    strings.Join(append([]string{"go run ./bench/harness"}, os.Args[1:]...), " "),
+		yardConfig: cfg,
+		measured:   ms,
+	}
+	name := "yardstick"
+	if cfg.quick {
+		name = "yardstick-quick"
+	}
+	md := filepath.Join(dir, name+".md")
+	if err := writeMarkdown(md, func(w io.Writer) error { return writeYardstick(w, s) }); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(dir, name+".json"), s.records()); err != nil {
+		return err
+	}
+	if n := len(s.yardFailures()); n > 0 {
+		return fmt.Errorf("%d builds or runs failed (%s)", n, md)
+	}
+	return nil
+}
+
+// mode is what the harness measures: the suite or the yardstick, at full
+// or quick sizes.
+type mode struct{ yardstick, quick bool }
+
+// defaults are the flags' defaults that depend on the mode.
+type defaults struct {
+	ranks, syncRanks string
+	runs             int
+	timeout          time.Duration
+}
+
+var defaultsOf = map[mode]defaults{
+	{yardstick: false, quick: false}: {ranks: "1,2,4,8", runs: 1, timeout: 15 * time.Minute},
+	{yardstick: false, quick: true}:  {ranks: "1,4", runs: 1, timeout: 15 * time.Minute},
+	{yardstick: true, quick: false}:  {ranks: "1,2,4", syncRanks: "2,4,8", runs: 5, timeout: 5 * time.Minute},
+	{yardstick: true, quick: true}:   {ranks: "1,2", syncRanks: "2", runs: 1, timeout: 5 * time.Minute},
+}
+
 // isSet reports whether the flag was given on the command line.
 func isSet(name string) bool {
 	set := false
@@ -133,48 +244,45 @@ func parseRanks(s string) ([]int, error) {
 	return slices.Compact(ranks), nil
 }
 
-// selectPrograms returns, in the table's order, the program variants a
-// -programs list names, or all of them for an empty list.
-func selectPrograms(all []program, list string) ([]program, error) {
+// selectNamed returns, in all's order, the elements a comma-separated
+// list names, or all of them for an empty list; names lists the names an
+// element answers to.
+func selectNamed[T any](all []T, list string, names func(T) []string) ([]T, error) {
 	if list == "" {
 		return all, nil
 	}
-	names := strings.Split(list, ",")
-	named := make([]bool, len(names))
-	var chosen []program
-	for _, p := range all {
+	wanted := strings.Split(list, ",")
+	named := make([]bool, len(wanted))
+	var chosen []T
+	for _, x := range all {
 		picked := false
-		for i, name := range names {
-			if name == p.name || name == p.name+"/"+p.variant {
+		for i, name := range wanted {
+			if slices.Contains(names(x), name) {
 				named[i], picked = true, true
 			}
 		}
 		if picked {
-			chosen = append(chosen, p)
+			chosen = append(chosen, x)
 		}
 	}
 	for i, ok := range named {
 		if !ok {
-			return nil, fmt.Errorf("-programs: no program or variant %q in the table", names[i])
+			return nil, fmt.Errorf("-programs: no program or variant %q in the table", wanted[i])
 		}
 	}
 	return chosen, nil
 }
 
+// names are the names -programs selects the program variant by.
+func (p program) names() []string {
+	return []string{p.name, p.name + "/" + p.variant}
+}
+
 // writeFiles writes the report to stdout and to dir/name.md, and the
 // results to dir/name.json.
 func writeFiles(dir, name string, s summary) error {
-	md := filepath.Join(dir, name+".md")
-	f, err := os.Create(md)
-	if err != nil {
-		return fmt.Errorf("report: %w", err)
-	}
-	err = writeReport(io.MultiWriter(os.Stdout, f), s)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("report %s: %w", md, err)
+	if err := writeMarkdown(filepath.Join(dir, name+".md"), func(w io.Writer) error { return writeReport(w, s) }); err != nil {
+		return err
 	}
 	results := []report.Result{}
 	for _, o := range s.outcomes {
@@ -184,11 +292,32 @@ func writeFiles(dir, name string, s summary) error {
 			}
 		}
 	}
-	b, err := json.MarshalIndent(results, "", "  ")
+	return writeJSON(filepath.Join(dir, name+".json"), results)
+}
+
+// writeMarkdown writes a report to stdout and to the file at path.
+func writeMarkdown(path string, write func(io.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	err = write(io.MultiWriter(os.Stdout, f))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("report %s: %w", path, err)
+	}
+	return nil
+}
+
+// writeJSON writes v, indented, to the file at path.
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("results: %w", err)
 	}
 	return nil
@@ -209,4 +338,16 @@ func machine() string {
 		kernel = strings.TrimSpace(string(b))
 	}
 	return fmt.Sprintf("%d processors (nproc), %s, Linux %s, %s", runtime.NumCPU(), cpu, kernel, runtime.Version())
+}
+
+// loadAverage is this machine's load averages over 1, 5 and 15 minutes.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	if f := strings.Fields(string(b)); len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }

@@ -10,7 +10,13 @@ type program struct {
 	title   string // as the study names it
 	full    string // arguments at the study's size
 	quick   string // arguments at a size for CI
-	study   study
+	// large are the arguments at the yardstick's size, where the
+	// sequential run takes 2–10 s on the 2-core machine of
+	// bench/results; "" leaves the variant out of the yardstick.
+	large string
+	// largeJob are the svmf run flags the large size needs.
+	largeJob string
+	study    study
 }
 
 // study is what the TreadMarks study (Lu et al., "Message Passing Versus
@@ -49,6 +55,7 @@ var programs = []program{
 		name: "ep", variant: "", title: "EP",
 		full:  "-pairs-log2 28",
 		quick: "-pairs-log2 16",
+		large: "-pairs-log2 28",
 		study: study{
 			problem: "2^28 pairs", seconds: 2391, speedupTreadMarks: 7.9, speedupPVM: 7.9,
 			note: "the study publishes no counts for EP",
@@ -58,6 +65,7 @@ var programs = []program{
 		name: "sor", variant: "zero", title: "SOR-Zero",
 		full:  "-rows 1024 -cols 3072 -iter 50",
 		quick: "-rows 256 -cols 768 -iter 10",
+		large: "-rows 2048 -cols 6144 -iter 300",
 		study: study{
 			problem: "1024 × 3072 floats, 50 iterations", seconds: 79, speedupTreadMarks: 4.58, speedupPVM: 4.71,
 			treadMarks: &counts{7014, 509}, pvm: &counts{1414, 8607},
@@ -74,8 +82,10 @@ var programs = []program{
 	},
 	{
 		name: "is", variant: "small", title: "IS-Small",
-		full:  "-keys-log2 23 -range-log2 7",
-		quick: "-keys-log2 16 -range-log2 7",
+		full:     "-keys-log2 23 -range-log2 7",
+		quick:    "-keys-log2 16 -range-log2 7",
+		large:    "-keys-log2 25 -range-log2 7 -iter 90",
+		largeJob: "-region 512M",
 		study: study{
 			problem: "2^23 keys, range 2^7", seconds: 38, speedupTreadMarks: 6.56, speedupPVM: 7.60,
 			treadMarks: &counts{872, 2582}, pvm: &counts{140, 573},
@@ -94,6 +104,7 @@ var programs = []program{
 		name: "tsp", variant: "", title: "TSP",
 		full:  "-cities 19 -threshold 12",
 		quick: "-cities 11 -threshold 6",
+		large: "-cities 19 -threshold 12",
 		study: study{
 			problem: "19 cities, threshold 12", seconds: 95, speedupTreadMarks: 6.21, speedupPVM: 7.97,
 			note: "the study gives only ratios: on 8 processors TreadMarks sends 11× the messages and 150× the data of PVM",
@@ -103,6 +114,7 @@ var programs = []program{
 		name: "qsort", variant: "", title: "QSORT",
 		full:  "-n 524288 -threshold 1024",
 		quick: "-n 16384 -threshold 256",
+		large: "-n 8388608 -threshold 1024",
 		study: study{
 			problem: "512K integers, threshold 1024", seconds: 53, speedupTreadMarks: 4.46, speedupPVM: 6.17,
 			treadMarks: &counts{33742, 57083}, pvm: &counts{3129, 16000},
@@ -121,6 +133,7 @@ var programs = []program{
 		name: "water", variant: "1728", title: "Water-1728",
 		full:  "-molecules 1728 -steps 5",
 		quick: "-molecules 125 -steps 2",
+		large: "-molecules 1728 -steps 40",
 		study: study{
 			problem: "1728 molecules, 5 steps", seconds: 435, speedupTreadMarks: 7.25, speedupPVM: 7.44,
 			treadMarks: &counts{8511, 21170}, pvm: &counts{620, 9123},
@@ -130,6 +143,7 @@ var programs = []program{
 		name: "barnes", variant: "", title: "Barnes-Hut",
 		full:  "-bodies 4096 -steps 6",
 		quick: "-bodies 256 -steps 2",
+		large: "-bodies 16384 -steps 20",
 		study: study{
 			problem: "4096 bodies, 6 steps", seconds: 17, speedupTreadMarks: 2.70, speedupPVM: 3.04,
 			treadMarks: &counts{62350, 18277}, pvm: &counts{280, 12704},
@@ -139,6 +153,7 @@ var programs = []program{
 		name: "fft", variant: "", title: "3-D FFT",
 		full:  "-n 64 -iter 6",
 		quick: "-n 16 -iter 2",
+		large: "-n 128 -iter 40",
 		study: study{
 			problem: "64 × 64 × 64 complex doubles, 6 iterations", seconds: 41, speedupTreadMarks: 4.41, speedupPVM: 5.47,
 			note: "the study gives no table entry: on 8 processors the transpose moves 4 MB and takes about 1000 diff requests",

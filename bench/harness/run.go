@@ -157,36 +157,66 @@ func measure(ctx context.Context, cfg config) ([]outcome, error) {
 	return outs, ctx.Err()
 }
 
-// runOnce runs one program or job and judges it: it fails if it times
-// out, exits non-zero, prints no single result of the expected program and
-// rank count, or its check is not ok. A run that times out gets SIGTERM
-// (svmf then stops its ranks), and SIGKILL 10 s later.
+// runOnce runs one program or job and judges it (judgeResult).
 func runOnce(ctx context.Context, cfg config, p program, ranks int, name string, args []string) run {
-	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	r := judgeResult(execute(ctx, cfg.timeout, append([]string{name}, args...)), p.name, ranks)
+	fmt.Fprintf(cfg.log, "%s, %s: %s\n", p.label(), rankWords(ranks), r.summary())
+	return r
+}
+
+// process is how a command ended.
+type process struct {
+	stdout, stderr []byte
+	wall           time.Duration // from start to exit
+	timedOut       bool
+	err            error // why it failed (a timeout, an exit status with the end of its standard error); nil if it exited 0
+}
+
+// execute runs argv with a time limit. A command that times out gets
+// SIGTERM (svmf and mpirun then stop their ranks), and SIGKILL 10 s later.
+func execute(ctx context.Context, timeout time.Duration, argv []string) process {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, name, args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	runErr := cmd.Run()
-	res, parseErr := parseResult(stdout.Bytes())
-	r := run{ranks: ranks, result: res}
+	start := time.Now()
+	err := cmd.Run()
+	p := process{stdout: stdout.Bytes(), stderr: stderr.Bytes(), wall: time.Since(start)}
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		r.err = fmt.Errorf("timed out after %v", cfg.timeout)
+		p.timedOut, p.err = true, fmt.Errorf("%w after %v", errTimedOut, timeout)
+	case err != nil:
+		p.err = fmt.Errorf("%w%s", err, tail(stderr.String()))
+	}
+	return p
+}
+
+// errTimedOut marks a run that did not end within its time limit.
+var errTimedOut = errors.New("timed out")
+
+// judgeResult judges a run of a program that prints a result line: it
+// fails if it timed out, exited non-zero, printed no single result of
+// program at ranks, or its check is not ok.
+func judgeResult(p process, program string, ranks int) run {
+	res, parseErr := parseResult(p.stdout)
+	r := run{ranks: ranks, result: res}
+	switch {
+	case p.timedOut:
+		r.err = p.err
 	case res != nil && res.Check != "ok":
 		r.err = fmt.Errorf("check: %s", res.Check)
-	case runErr != nil:
-		r.err = fmt.Errorf("%w%s", runErr, tail(stderr.String()))
+	case p.err != nil:
+		r.err = p.err
 	case parseErr != nil:
 		r.err = parseErr
-	case res.Program != p.name:
-		r.err = fmt.Errorf("the result is of program %q, want %q", res.Program, p.name)
+	case res.Program != program:
+		r.err = fmt.Errorf("the result is of program %q, want %q", res.Program, program)
 	case res.Ranks != ranks:
 		r.err = fmt.Errorf("the result is of %d ranks, want %d", res.Ranks, ranks)
 	}
-	fmt.Fprintf(cfg.log, "%s, %s: %s\n", p.label(), rankWords(ranks), r.summary())
 	return r
 }
 

@@ -259,8 +259,13 @@ func kb(k float64) string {
 
 // overhead formats a one-rank overhead, marked if above the goal.
 func overhead(x float64) string {
-	cell := fmt.Sprintf("%.3f", x)
-	if x > overheadGoal {
+	return marked("%.3f", x, overheadGoal)
+}
+
+// marked formats x, marked if above its goal.
+func marked(format string, x, goal float64) string {
+	cell := fmt.Sprintf(format, x)
+	if x > goal {
 		cell += " " + mark
 	}
 	return cell
@@ -307,11 +312,10 @@ func ratio(r *report.Result, c *counts, q quantity, goal bool) string {
 		return "—"
 	}
 	x := q.ours(r) / q.theirs(c)
-	cell := fmt.Sprintf("%.2f", x)
-	if goal && x > 1 {
-		cell += " " + mark
+	if !goal {
+		return fmt.Sprintf("%.2f", x)
 	}
-	return cell
+	return marked("%.2f", x, 1)
 }
 
 // dominant names the message type sent most, with its share of all

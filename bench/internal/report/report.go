@@ -1,6 +1,7 @@
 // Package report is how the benchmark programs in bench/ report a run: one
 // line starting with "RESULT " and holding a JSON Result, which the harness
-// collects, after whatever the program prints for people.
+// collects, after whatever the program prints for people. The C programs
+// of bench/kernels print the same line (bench/kernels/yardstick.h).
 //
 // A parallel run sums every rank's counters over the timed part; the ranks
 // pass them through shared memory, after the timing, so the reduction's own
@@ -38,6 +39,12 @@ type Result struct {
 	DiffsApplied   int64            `json:"diffs_applied"`
 	LockAcquires   int64            `json:"lock_acquires"`
 	Barriers       int64            `json:"barriers"`
+	// Ops is the number of operations a microbenchmark timed (barriers,
+	// lock acquisitions): one takes Seconds / Ops.
+	Ops int64 `json:"ops,omitempty"`
+	// Checksum is what a program of bench/kernels computed from its
+	// answer: every way of running a kernel must print the same one.
+	Checksum string `json:"checksum,omitempty"`
 }
 
 // Prefix starts every result line.

@@ -1,0 +1,295 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/svmcluster/svm/bench/internal/report"
+)
+
+// TestYardstickKernels builds the installed layout into a temporary
+// prefix and runs every C kernel and microbenchmark at its quick size:
+// sequentially, as an SVM job of 1 and 2 ranks and as an MPI job of 2.
+// Every parallel run must pass its own check against a sequential run and
+// print the sequential program's checksum.
+func TestYardstickKernels(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the C kernels")
+	}
+	ctx := context.Background()
+	root, err := moduleRoot(ctx)
+	require.NoError(t, err)
+	chosen, err := selectNamed(entries, "c,sync", entry.names)
+	require.NoError(t, err)
+	cfg := yardConfig{
+		layout: layout{root: root, prefix: t.TempDir()}, entries: chosen,
+		ranks: []int{1, 2}, mpiRanks: []int{2}, syncRanks: []int{2}, runs: 1, quick: true,
+		timeout: 2 * time.Minute, log: testLog{t},
+	}
+	ms, err := measureYardstick(ctx, cfg)
+	require.NoError(t, err)
+	for _, m := range ms {
+		for _, s := range m.series {
+			t.Run(m.entry.name+"/"+strings.ReplaceAll(seriesWords(s), " ", "-"), func(t *testing.T) {
+				if s.skipped != "" {
+					require.Equal(t, mpiJob, s.way, "only MPI jobs are skipped")
+					t.Skip(s.skipped)
+				}
+				require.Len(t, s.runs, 1)
+				require.NoError(t, s.runs[0].err)
+				if m.entry.kind == cKernel {
+					assert.Equal(t, m.reference, s.runs[0].result.Checksum)
+				}
+			})
+		}
+	}
+}
+
+func TestEntries(t *testing.T) {
+	names := map[string]bool{}
+	for _, e := range entries {
+		assert.False(t, names[e.name], "two entries named %s", e.name)
+		names[e.name] = true
+		assert.NotEmpty(t, e.args(false), e.name)
+		assert.NotEmpty(t, e.args(true), e.name)
+	}
+	for _, want := range []string{"c/sor", "c/jacobi", "c/is", "fortran/shallow", "go/sor/zero", "go/ep", "go/is/small", "go/water/1728", "sync/barrier", "sync/lock"} {
+		assert.True(t, names[want], "no entry %s", want)
+	}
+	got, err := selectNamed(entries, "go/sor,sync", entry.names)
+	require.NoError(t, err)
+	var chosen []string
+	for _, e := range got {
+		chosen = append(chosen, e.name)
+	}
+	assert.Equal(t, []string{"go/sor/zero", "sync/barrier", "sync/mpi-barrier", "sync/lock", "sync/lock-contended"}, chosen)
+	_, err = selectNamed(entries, "c/nbody", entry.names)
+	assert.EqualError(t, err, `-programs: no program or variant "c/nbody" in the table`)
+}
+
+// entryNamed returns the yardstick's entry of that name.
+func entryNamed(t *testing.T, name string) entry {
+	for _, e := range entries {
+		if e.name == name {
+			return e
+		}
+	}
+	t.Fatalf("no entry %s", name)
+	return entry{}
+}
+
+func TestCommands(t *testing.T) {
+	l := layout{root: "/src/svm", prefix: "/src/svm"}
+	sor, is, shallow := entryNamed(t, "c/sor"), entryNamed(t, "go/is/small"), entryNamed(t, "fortran/shallow")
+	for _, tc := range []struct {
+		argv []string
+		want string
+	}{
+		{l.command(sor, sequential, 0, false), "bin/yardstick/sor-seq 1024 3072 200"},
+		{l.command(sor, svmJob, 2, false), "bin/svmf run -np 2 bin/yardstick/sor-svm 1024 3072 200"},
+		{l.command(sor, mpiJob, 2, true), "--oversubscribe --bind-to none --mca btl self,vader -np 2 bin/yardstick/sor-mpi 64 128 4"},
+		{l.command(is, sequential, 0, false), "bin/yardstick/is -seq -keys-log2 25 -range-log2 7 -iter 90"},
+		{l.command(is, svmJob, 4, false), "bin/svmf run -np 4 -region 512M bin/yardstick/is -keys-log2 25"},
+		{l.command(shallow, sequential, 0, true), "bin/yardstick/shallow-seq 64 4"},
+		{l.command(shallow, svmJob, 1, true), "bin/svmf run -np 1 bin/yardstick/shallow 64 4"},
+	} {
+		assert.Contains(t, l.display(tc.argv), tc.want)
+	}
+	var builds []string
+	for _, st := range l.steps(sor, sor.ways()) {
+		builds = append(builds, l.display(st.argv))
+	}
+	assert.Equal(t, []string{
+		"gcc -o bin/yardstick/sor-seq -O2 bench/kernels/sor_seq.c",
+		"mpicc -o bin/yardstick/sor-mpi -O2 bench/kernels/sor_mpi.c",
+		"bin/svmf cc -o bin/yardstick/sor-svm -O2 bench/kernels/sor_svm.c",
+	}, builds)
+	assert.Equal(t, "bin/svmf build -o bin/yardstick/shallow-seq -nodist -O2 svmfortran/compile/testdata/programs/shallow.f",
+		l.display(l.steps(shallow, []way{sequential})[0].argv))
+}
+
+// passing is a canned passing run.
+func passing(ranks int, seconds float64, ops int64, checksum string) run {
+	return run{ranks: ranks, result: &report.Result{Params: "a problem", Ranks: ranks, Seconds: seconds, Ops: ops, Check: "ok", Checksum: checksum}}
+}
+
+func TestMedian(t *testing.T) {
+	s := &series{runs: []run{passing(2, 3, 0, ""), passing(2, 1, 0, ""), passing(2, 2, 0, "")}}
+	m, ok := s.median()
+	assert.True(t, ok)
+	assert.Equal(t, 2.0, m)
+	s.runs = append(s.runs, passing(2, 10, 0, ""))
+	m, _ = s.median()
+	assert.Equal(t, 2.5, m, "even: the mean of the middle two")
+	s = &series{runs: []run{passing(2, 0.002, 100, ""), passing(2, 0.004, 100, "")}}
+	m, _ = s.median()
+	assert.InDelta(t, 30e-6, m, 1e-12, "per operation")
+	s.runs = append(s.runs, run{ranks: 2, err: errors.New("exit status 1")})
+	_, ok = s.median()
+	assert.False(t, ok, "a failed run leaves no median")
+	_, ok = (&series{}).median()
+	assert.False(t, ok, "nor does no run")
+
+	s = &series{runs: []run{passing(2, 1, 0, ""), passing(2, 1.4, 0, "")}}
+	assert.False(t, s.noisy())
+	assert.Equal(t, "1.200", cell(s, seconds))
+	s.runs = append(s.runs, passing(2, 1.6, 0, ""))
+	assert.True(t, s.noisy(), "the slowest took more than 1.5 times the fastest")
+	assert.Equal(t, "1.400~", cell(s, seconds))
+}
+
+// TestJudge judges runs of a C kernel and of the Fortran program against
+// their first passing run.
+func TestJudge(t *testing.T) {
+	cfg := yardConfig{layout: layout{root: "/r", prefix: "/r"}, timeout: time.Second}
+	result := func(checksum string) process {
+		return process{stdout: fmt.Appendf(nil, `RESULT {"program":"sor","ranks":2,"seconds":1,"check":"ok","checksum":%q}`+"\n", checksum)}
+	}
+	m := &measured{entry: entryNamed(t, "c/sor")}
+	seq := &series{way: sequential, argv: []string{"/r/bin/yardstick/sor-seq", "1"}}
+	job := &series{way: svmJob, ranks: 2, argv: []string{"/r/bin/svmf", "run"}}
+	first := m.judge(cfg, seq, process{stdout: []byte(`RESULT {"program":"sor","ranks":0,"seconds":1,"check":"ok","checksum":"42"}`)})
+	require.NoError(t, first.err)
+	assert.Equal(t, "42", m.reference)
+	assert.Equal(t, "bin/yardstick/sor-seq 1", m.by)
+	assert.NoError(t, m.judge(cfg, job, result("42")).err)
+	assert.EqualError(t, m.judge(cfg, job, result("43")).err, `its answer differs from that of bin/yardstick/sor-seq 1: line 1 is "43", want "42"`)
+	assert.EqualError(t, m.judge(cfg, job, result("")).err, "it printed no answer to compare")
+
+	f := &measured{entry: entryNamed(t, "fortran/shallow")}
+	out := "shallow N = 64\nshallow 0 P U V 1.0\n"
+	r := f.judge(cfg, seq, process{stdout: []byte(out), wall: 1500 * time.Millisecond})
+	require.NoError(t, r.err)
+	assert.Equal(t, 1.5, r.result.Seconds, "the process's time")
+	assert.Equal(t, "1024 × 1024 grid, 50 steps, whole process", r.result.Params)
+	assert.NoError(t, f.judge(cfg, job, process{stdout: []byte(out)}).err)
+	assert.EqualError(t, f.judge(cfg, job, process{stdout: []byte("shallow N = 64\nshallow 0 P U V 1.1\n")}).err,
+		`its answer differs from that of bin/yardstick/sor-seq 1: line 2 is "shallow 0 P U V 1.1", want "shallow 0 P U V 1.0"`)
+	timedOut := f.judge(cfg, job, process{timedOut: true, err: fmt.Errorf("%w after 1s", errTimedOut)})
+	assert.ErrorIs(t, timedOut.err, errTimedOut)
+}
+
+// cannedYardstick has SOR with every way passing, Jacobi with a failed
+// and a timed-out job and no MPI here, a Go program, and two
+// microbenchmarks, one of them failed at 8 ranks.
+func cannedYardstick(t *testing.T) yardSummary {
+	cfg := yardConfig{
+		layout: layout{root: "/r", prefix: "/r"},
+		ranks:  []int{1, 2, 4}, mpiRanks: []int{2}, syncRanks: []int{2, 4, 8}, runs: 3,
+	}
+	times := func(w way, ranks int, skipped string, secs ...float64) *series {
+		s := &series{way: w, ranks: ranks, argv: []string{"/r/bin/x", fmt.Sprint(ranks)}, skipped: skipped}
+		for _, x := range secs {
+			s.runs = append(s.runs, passing(ranks, x, 0, "1"))
+		}
+		return s
+	}
+	sor := measured{entry: entryNamed(t, "c/sor"), series: []*series{
+		times(sequential, 0, "", 0.26, 0.25, 0.27), times(mpiJob, 2, "", 0.13, 0.14, 0.12),
+		times(svmJob, 1, "", 0.33, 0.32, 0.34), times(svmJob, 2, "", 5.5, 5.6, 5.58), times(svmJob, 4, "", 0.1, 0.1, 0.1),
+	}}
+	failed, late := times(svmJob, 2, "", 1), times(svmJob, 4, "")
+	failed.runs = append(failed.runs, run{ranks: 2, err: errors.New("check: element 7 differs")})
+	late.runs = append(late.runs, run{ranks: 4, err: fmt.Errorf("%w after 5m0s", errTimedOut)})
+	jacobi := measured{entry: entryNamed(t, "c/jacobi"), series: []*series{
+		times(sequential, 0, "", 0.5), times(mpiJob, 2, "mpicc not found"), times(svmJob, 1, "", 0.5), failed, late,
+	}}
+	goEP := measured{entry: entryNamed(t, "go/ep"), series: []*series{
+		times(sequential, 0, "", 4), times(svmJob, 1, "", 4.2), times(svmJob, 2, "", 2), times(svmJob, 4, "", 2),
+	}}
+	perOp := func(w way, ranks int, micros float64) *series {
+		return &series{way: w, ranks: ranks, argv: []string{"/r/bin/b"}, runs: []run{passing(ranks, micros*1e-6*1000, 1000, "")}}
+	}
+	barrier := measured{entry: entryNamed(t, "sync/barrier"), series: []*series{
+		perOp(svmJob, 2, 98), perOp(svmJob, 4, 120), {way: svmJob, ranks: 8, argv: []string{"/r/bin/b"}, runs: []run{{ranks: 8, err: errors.New("exit status 1")}}},
+	}}
+	mpiBarrier := measured{entry: entryNamed(t, "sync/mpi-barrier"), series: []*series{perOp(mpiJob, 2, 0.45), perOp(mpiJob, 4, 4.86), perOp(mpiJob, 8, 13.3)}}
+	lock := measured{entry: entryNamed(t, "sync/lock"), series: []*series{perOp(svmJob, 2, 80), perOp(svmJob, 4, 90), perOp(svmJob, 8, 100)}}
+	handOver := measured{entry: entryNamed(t, "sync/lock-contended"), series: []*series{perOp(svmJob, 2, 60), perOp(svmJob, 4, 130), perOp(svmJob, 8, 200)}}
+	return yardSummary{
+		machine: "today, this machine", cores: 2, load: "2.00 at the start, 1.00 at the end", command: "go run ./bench/harness -yardstick",
+		yardConfig: cfg, measured: []measured{sor, jacobi, goEP, barrier, mpiBarrier, lock, handOver},
+	}
+}
+
+func TestKernelTable(t *testing.T) {
+	s := cannedYardstick(t)
+	tb := kernelTable(s, s.kernels())
+	assert.Equal(t, []string{"kernel", "problem", "sequential s", "MPI 2: s (speedup)", "SVM 1: s (speedup)", "SVM 2: s (speedup)",
+		"SVM 4: s (speedup)", "SVM ÷ MPI at 2", "1-rank overhead"}, tb.header)
+	require.Len(t, tb.rows, 3)
+	assert.Equal(t, []string{"Red-black SOR (C)", "a problem", "0.260", "0.130 (2.00)", "0.330 (0.79)", "5.580 (0.05)", "0.100 (2.60)", "42.92 ✗", "1.269 ✗"}, tb.rows[0])
+	assert.Equal(t, []string{"Jacobi 2-D (C)", "a problem", "0.500", "—", "0.500 (1.00)", "failed", "timed out", "—", "1.000"}, tb.rows[1])
+	assert.Equal(t, []string{"EP (Go)", "a problem", "4.000", "—", "4.200 (0.95)", "2.000 (2.00)", "2.000 (2.00)", "—", "1.050 ✗"}, tb.rows[2])
+
+	st := syncTable(s, s.syncs())
+	assert.Equal(t, []string{"call", "2 ranks: µs", "4 ranks: µs", "8 ranks: µs"}, st.header)
+	assert.Equal(t, [][]string{
+		{"Tmk_barrier", "98.0", "120.0", "failed"},
+		{"MPI_Barrier (reference)", "0.45", "4.86", "13.3"},
+		{"Tmk_lock_acquire + release, uncontended", "80.0", "90.0", "100.0"},
+		{"Tmk_lock_acquire + release, every rank on one lock", "60.0", "130.0", "200.0"},
+	}, st.rows)
+}
+
+func TestWriteYardstick(t *testing.T) {
+	s := cannedYardstick(t)
+	var b strings.Builder
+	require.NoError(t, writeYardstick(&b, s))
+	md := b.String()
+	for _, want := range []string{
+		"# SVM beside MPI: the yardstick\n",
+		"today, this machine. Load average 2.00 at the start, 1.00 at the end.",
+		"Made with `go run ./bench/harness -yardstick` from the module's root. Every figure is the median of 3 runs",
+		"| Red-black SOR (C) ",
+		"## Synchronisation\n",
+		"| MPI_Barrier (reference) ",
+		"- Jacobi 2-D (C), MPI 2 ranks: not run: mpicc not found.\n",
+		"- Jacobi 2-D (C), SVM 2 ranks, run 2: check: element 7 differs\n",
+		"- Jacobi 2-D (C), SVM 4 ranks, run 1: timed out after 5m0s\n",
+		"- Tmk_barrier, SVM 8 ranks, run 1: exit status 1\n",
+		"From the module's root, after the harness has built the programs into bin/yardstick:",
+		"Red-black SOR (C):\n\n- sequential: `bin/x 0` — runs: 0.260, 0.250, 0.270\n- MPI 2 ranks: `bin/x 2` — runs: 0.130, 0.140, 0.120\n",
+		"- SVM 2 ranks: `bin/x 2` — runs: 1.000, failed\n- SVM 4 ranks: `bin/x 4` — runs: timed out\n",
+		"- MPI 8 ranks: `bin/b` — runs: 13.3\n",
+		"- `gcc -o bin/yardstick/sor-seq -O2 bench/kernels/sor_seq.c`\n",
+		"- `bin/svmf cc -o bin/yardstick/lock-svm -O2 bench/kernels/lock_svm.c`\n",
+	} {
+		assert.Contains(t, md, want)
+	}
+	assert.NotContains(t, md, "- MPI 2 ranks: `bin/x 2`\n- SVM 1 rank: `bin/x 1` — runs: 0.500", "a command that did not run is not listed")
+	assert.NotContains(t, md, "jacobi_mpi.c", "nor its build")
+	assert.Equal(t, 1, strings.Count(md, "lock_svm.c"), "a program built once is listed once")
+	assert.Len(t, s.yardFailures(), 3)
+
+	recs := s.records()
+	require.Len(t, recs, 5+5+4+3+3+3+3)
+	assert.Equal(t, seriesRecord{Entry: "c/sor", Title: "Red-black SOR (C)", Way: "MPI", Ranks: 2, Command: "bin/x 2", Median: ptr(0.13), Runs: recs[1].Runs}, recs[1])
+	assert.Len(t, recs[1].Runs, 3)
+	assert.Equal(t, "mpicc not found", recs[6].Skipped)
+	assert.Nil(t, recs[8].Median, "a failed series has no median")
+	assert.Equal(t, "check: element 7 differs", recs[8].Runs[1].Error)
+}
+
+func ptr(x float64) *float64 { return &x }
+
+// TestYardstickWithoutMPI runs the harness's measurement with no mpicc on
+// PATH: the MPI jobs are skipped with the reason, and nothing fails.
+func TestYardstickWithoutMPI(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	assert.Contains(t, mpiMissing(), "mpicc not found (scripts/setup installs Debian's openmpi-bin and libopenmpi-dev")
+	cfg := yardConfig{layout: layout{root: "/r", prefix: "/r"}, mpiRanks: []int{2}, ranks: []int{1}, log: io.Discard}
+	ss := cfg.seriesOf(entryNamed(t, "c/sor"), mpiJob, mpiMissing())
+	require.Len(t, ss, 1)
+	assert.Equal(t, filepath.Join("/r", "bin", "yardstick", "sor-mpi"), ss[0].argv[len(ss[0].argv)-4])
+	assert.Equal(t, "—", cell(ss[0], seconds))
+}
