@@ -3,6 +3,7 @@ package dsm_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -60,6 +61,51 @@ func TestJobs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAlone: a rank alone in its job synchronises without the engine, and
+// with the same rules and counts as one among others.
+func TestAlone(t *testing.T) {
+	out := runJob(t, "alone", 1, true, "0")
+	if strings.TrimSpace(out) != "ok" {
+		t.Fatalf("rank 0 printed %q", out)
+	}
+}
+
+// aloneChild checks a rank alone: barriers, shares and locks work and are
+// counted, and wrong lock use is refused as it is with others.
+func aloneChild(node *dsm.Node) error {
+	for i := range 3 {
+		if err := node.Barrier(i); err != nil {
+			return err
+		}
+	}
+	if err := node.BarrierAmong(0, []int{0}); err != nil {
+		return err
+	}
+	if a, err := node.Share(0, 0x1234); err != nil || a != 0x1234 {
+		return fmt.Errorf("share gave %#x, %v", a, err)
+	}
+	if err := node.Lock(7); err != nil {
+		return err
+	}
+	if err := node.Lock(7); err == nil || !strings.Contains(err.Error(), "lock 7 is already held by rank 0") {
+		return fmt.Errorf("a second Lock(7) gave %v", err)
+	}
+	if err := node.Unlock(7); err != nil {
+		return err
+	}
+	if err := node.Unlock(7); err == nil || !strings.Contains(err.Error(), "unlock of lock 7, which rank 0 does not hold") {
+		return fmt.Errorf("a second Unlock(7) gave %v", err)
+	}
+	if err := node.Barrier(node.Barriers()); err == nil {
+		return errors.New("a barrier out of range went through")
+	}
+	if s := node.Stats(); s.Barriers != 5 || s.LockAcquiresLocal != 1 {
+		return fmt.Errorf("stats count %d barriers and %d lock acquires, want 5 and 1", s.Barriers, s.LockAcquiresLocal)
+	}
+	fmt.Println("ok")
+	return nil
 }
 
 // reportNs reports the child's measured nanoseconds per operation as the
@@ -209,6 +255,9 @@ func benchChild(name, arg string) error {
 		return err
 	}
 	defer node.Close()
+	if name == "alone" {
+		return aloneChild(node)
+	}
 	ns, err := microbench.Run(node, name, n)
 	if err != nil {
 		return err

@@ -67,6 +67,9 @@ type runFlags struct {
 	prefetch    bool
 	protocol    string
 	writes      string
+	bind        string
+	stats       bool
+	statsJSON   string
 	killAfter   time.Duration
 }
 
@@ -93,6 +96,9 @@ func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.BoolVar(&f.prefetch, "prefetch", true, "with a fault, fetch the other pages in use that the same writers supply")
 	fs.StringVar(&f.protocol, "protocol", "home", "consistency protocol: home (home-based) or homeless (TreadMarks')")
 	fs.StringVar(&f.writes, "writes", "auto", "how writes are found: auto (without faults where the kernel can) or faults")
+	fs.StringVar(&f.bind, "bind", launch.BindAuto, "binding of ranks to CPUs: auto (one CPU each when there are enough), none, or cpu (in turn, shared when too few)")
+	fs.BoolVar(&f.stats, "stats", false, "at the end, print every rank's faults, fetches, diffs, messages and waits on stderr")
+	fs.StringVar(&f.statsJSON, "stats-json", "", "at the end, write the same figures as JSON to `FILE`")
 	fs.DurationVar(&f.killAfter, "kill-after", 2*time.Second, "how long stopped ranks get between SIGTERM and SIGKILL")
 	if err := fs.Parse(args); err != nil {
 		return 2, err
@@ -214,6 +220,11 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
+	started, cpuBefore := time.Now(), cpuTime()
+	cpus, err := launch.Bindings(f.np, f.bind)
+	if err != nil {
+		return 2, fmt.Errorf("run: -bind: %w", err)
+	}
 	exits := make(chan *launch.Process, f.np)
 	ranks := make([]*launch.Process, 0, f.np)
 	var tagMu sync.Mutex
@@ -221,6 +232,9 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 		spec := launch.Rank{Rank: r, NProcs: f.np, Socket: cfg.Socket, Program: prog, Args: args, Stdout: stdout, Stderr: stderr}
 		if r == 0 {
 			spec.Stdin = os.Stdin
+		}
+		if cpus != nil {
+			spec.Bind, spec.CPU = true, cpus[r]
 		}
 		var taggers []*launch.Tagger
 		if f.tagOutput {
@@ -293,6 +307,17 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 			if !stopping {
 				fail(128+int(s.(syscall.Signal)), fmt.Sprintf("interrupted by %v", s))
 				stop()
+			}
+		}
+	}
+	if f.stats || f.statsJSON != "" {
+		js := collectStats(time.Since(started), cpuTime()-cpuBefore, eng.Snapshot())
+		if f.stats {
+			writeStatsTable(stderr, js)
+		}
+		if f.statsJSON != "" {
+			if err := writeStatsJSON(f.statsJSON, js); err != nil && code == 0 {
+				fail(1, err.Error())
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -158,6 +159,53 @@ func TestProtocolsAndWriteTracking(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestJobStatistics: --stats prints every rank's figures and the totals,
+// --stats-json writes them, and they are the engine's: rank 0's own
+// counters (which it prints) match its row, the locks and barriers are
+// those the program made, and the messages by type add up.
+func TestJobStatistics(t *testing.T) {
+	for _, np := range []string{"1", "3"} {
+		file := filepath.Join(t.TempDir(), "stats.json")
+		j := svmf(t, time.Minute, nil, "run", "-np", np, "--stats", "--stats-json", file, testprog, "counter", "-k", "100")
+		okJob(t, j)
+		assert.Contains(t, j.stderr, "svmf: job statistics: wall time")
+		assert.Regexp(t, `rank +read faults +write faults +pages fetched`, j.stderr)
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var js jobStats
+		require.NoError(t, json.Unmarshal(data, &js))
+		n, _ := strconv.Atoi(np)
+		require.Len(t, js.Ranks, n)
+		var messages, remote, local int64
+		_, err = fmt.Sscanf(j.stdout, "counter %d; rank 0: %d messages, %d remote and %d local lock acquires", new(int64), &messages, &remote, &local)
+		require.NoError(t, err, j.stdout)
+		r0 := js.Ranks[0]
+		assert.Equal(t, remote+local, r0.LockAcquires, "rank 0's lock acquires")
+		assert.LessOrEqual(t, messages, r0.MessagesSent, "rank 0 sends no fewer messages by the end than it had counted")
+		assert.Equal(t, int64(100*n), js.Total.LockAcquires)
+		assert.Equal(t, int64(n), js.Total.Barriers, "one barrier each")
+		var byType int64
+		for _, c := range js.Messages {
+			byType += c.Messages
+		}
+		assert.Equal(t, js.Total.MessagesSent, byType)
+		if n == 1 {
+			assert.Zero(t, js.Total.MessagesSent, "a rank alone sends nothing")
+		}
+		assert.Greater(t, js.WallSeconds, 0.0)
+	}
+}
+
+// TestBinding: -bind none and cpu run jobs, and a wrong policy is named.
+func TestBinding(t *testing.T) {
+	for _, bind := range []string{"none", "cpu", "auto"} {
+		okJob(t, svmf(t, time.Minute, nil, "run", "-np", "3", "-bind", bind, testprog, "counter", "-k", "50"))
+	}
+	j := svmf(t, time.Minute, nil, "run", "-np", "2", "-bind", "core", testprog, "counter")
+	assert.Equal(t, 2, j.code)
+	assert.Contains(t, j.stderr, `-bind: binding "core": want auto, none or cpu`)
 }
 
 func TestPointersInSharedMemory(t *testing.T) {

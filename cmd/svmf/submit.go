@@ -57,7 +57,7 @@ func submitCommand(f runFlags, program string, args []string, stdout, stderr io.
 	}
 	spec := daemon.JobSpec{
 		Settings: settings, Hosts: hosts, Program: prog, Args: args, Env: jobEnv(), Dir: dir,
-		KillAfter: int64(f.killAfter),
+		KillAfter: int64(f.killAfter), Bind: f.bind,
 	}
 	if err := spec.Check(engine.MaxRanks); err != nil {
 		return 2, fmt.Errorf("run: %w", err)

@@ -559,9 +559,10 @@ func TestPrometheusScrapesSvmd(t *testing.T) {
 	c := newCluster(t, []string{"n1", "n2"}, clusterOpts{})
 	addr := deployStartPrometheus(t, prom, c)
 
-	// SOR on 4 ranks over both nodes: 2.5 to 4 s of faults and diffs, a few
+	// SOR on 4 ranks over both nodes with TreadMarks' homeless protocol,
+	// which diffs every page written: 2.5 to 4 s of faults and diffs, a few
 	// of Prometheus' scrapes (its targets are up already).
-	job := deployStartJob(t, c, c.node("n1"), "--hosts", "n1:2,n2:2", "-np", "4", c.bin.sor, "-iter", "100", "-check=false")
+	job := deployStartJob(t, c, c.node("n1"), "--hosts", "n1:2,n2:2", "-np", "4", "-protocol", "homeless", c.bin.sor, "-iter", "100", "-check=false")
 	queries := []string{"sum(svm_page_faults_total)", "sum(svm_diffs_created_total)"}
 	seen := map[string]float64{}
 	for deadline := time.Now().Add(30 * time.Second); len(seen) < len(queries); time.Sleep(200 * time.Millisecond) {

@@ -396,14 +396,24 @@ func (d *Daemon) partRun(p *partJob) {
 		d.partStop(p)
 		return
 	}
-	for _, r := range p.ranks {
-		proc, err := launch.Start(launch.Rank{
+	cpus, err := launch.Bindings(len(p.ranks), p.spec.Bind)
+	if err != nil {
+		head.send(kindJobFailed, encode(jobFailed{ID: p.id, Reason: fmt.Sprintf("node %s: %v", d.cfg.Node, err)}))
+		d.partStop(p)
+		return
+	}
+	for i, r := range p.ranks {
+		spec := launch.Rank{
 			Rank: r, NProcs: p.spec.Settings.NProcs, Socket: engine.SocketPath(p.dir),
 			Program: p.spec.Program, Args: p.spec.Args, Env: p.spec.Env, Dir: p.spec.Dir,
 			Stdout:     &outputWriter{link: head, id: p.id, rank: r, stream: stdout},
 			Stderr:     &outputWriter{link: head, id: p.id, rank: r, stream: stderr},
 			Credential: p.cred,
-		})
+		}
+		if cpus != nil {
+			spec.Bind, spec.CPU = true, cpus[i]
+		}
+		proc, err := launch.Start(spec)
 		if err != nil {
 			head.send(kindJobFailed, encode(jobFailed{ID: p.id, Reason: d.startFailure(p, r, err)}))
 			d.partStop(p)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/svmcluster/svm/dsm/engine"
+	"github.com/svmcluster/svm/dsm/launch"
 )
 
 // Bounds on a submission beyond its settings.
@@ -30,6 +31,9 @@ const (
 func (s JobSpec) Check(maxRanks int) error {
 	if err := s.Settings.Check(maxRanks); err != nil {
 		return err
+	}
+	if err := launch.CheckBinding(s.Bind); err != nil {
+		return fmt.Errorf("-bind: %w", err)
 	}
 	if len(s.Hosts) == 0 || len(s.Hosts) > engine.MaxRanks {
 		return fmt.Errorf("--hosts: %d nodes; want 1 to %d", len(s.Hosts), engine.MaxRanks)

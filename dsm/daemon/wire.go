@@ -53,6 +53,8 @@ type JobSpec struct {
 	Env       []string
 	Dir       string
 	KillAfter int64 // nanoseconds; 0: the node's kill_after
+	// Bind is how each node binds its ranks to its CPUs (launch.Bindings).
+	Bind string
 }
 
 type jobStart struct {

@@ -21,6 +21,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -102,6 +103,9 @@ type Engine struct {
 	// asyncWrites: the ranks' writes are found without faults (see
 	// AsyncWrites).
 	asyncWrites bool
+	// hosted is the number of ranks this engine serves, cpus the number
+	// of CPUs it may use.
+	hosted, cpus int
 }
 
 // New checks the configuration, creates every rank's memory and listens on
@@ -137,7 +141,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("engine: eventfd: %w", err)
 	}
 	e := &Engine{
-		cfg: cfg, pageSize: ps, pages: int(cfg.RegionSize / uint64(ps)),
+		cfg: cfg, pageSize: ps, pages: int(cfg.RegionSize / uint64(ps)), hosted: hosted, cpus: usableCPUs(),
 		asyncWrites: !cfg.WriteFaults && AsyncWritesError() == nil,
 		ended:       make(chan struct{}), stopFD: stopFD,
 		hosts: make([]*host, cfg.NProcs),
@@ -159,6 +163,7 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	e.ln = ln
+	reserveProcs(hosted)
 	return e, nil
 }
 
@@ -294,6 +299,7 @@ func (e *Engine) Close() {
 		e.ln.Close()
 		e.closeHosts()
 		os.Remove(e.cfg.Socket)
+		releaseProcs(e.hosted)
 	})
 }
 
@@ -324,31 +330,96 @@ func (e *Engine) accept() {
 	}
 }
 
-// serve reads one application's requests and hands them to the loop.
+// serve runs one application's calls, and its faults once it has attached,
+// until the engine stops. One thread waits on both in poll(2), rather than
+// in the runtime's poller, and it runs on the application's CPU when that
+// is one: a call or a fault wakes exactly this thread, where the
+// application has just left the CPU free.
 func (e *Engine) serve(c *link.Conn) {
 	var h *host
+	defer func() {
+		if h != nil && h.readerDone != nil {
+			close(h.readerDone)
+		}
+	}()
+	faults := make([]byte, 64*uffd.MsgSize)
+	connected := true
+	var pfds []unix.PollFd
+	yielded := time.Now()
 	for {
-		var req link.Request
-		fds, err := c.Recv(&req)
-		if err != nil {
-			if h != nil {
-				e.do(func() { e.disconnected(h, err) })
-			} else {
+		if now := time.Now(); now.Sub(yielded) > yieldEvery {
+			runtime.Gosched()
+			yielded = now
+		}
+		if connected && c.Buffered() {
+			if !e.serveRequest(c, &h) {
+				connected = false
+			}
+			continue
+		}
+		pfds = append(pfds[:0], unix.PollFd{Fd: int32(e.stopFD), Events: unix.POLLIN})
+		if connected {
+			pfds = append(pfds, unix.PollFd{Fd: int32(c.FD()), Events: unix.POLLIN})
+		}
+		if h != nil && h.uffd >= 0 {
+			pfds = append(pfds, unix.PollFd{Fd: int32(h.uffd), Events: unix.POLLIN})
+		} else if !connected {
+			return
+		}
+		if _, err := unix.Poll(pfds, -1); err != nil && !errors.Is(err, unix.EINTR) {
+			e.fail(fmt.Errorf("engine: waiting for requests and faults: %w", err))
+			return
+		}
+		if pfds[0].Revents != 0 {
+			if h == nil && connected {
 				c.Close()
 			}
 			return
 		}
-		if h == nil {
-			if !e.do(func() { h = e.join(c, req, fds) }) || h == nil {
-				c.Close()
-				return
+		for _, p := range pfds[1:] {
+			switch {
+			case p.Revents == 0:
+			case connected && int(p.Fd) == c.FD():
+				if !e.serveRequest(c, &h) {
+					connected = false
+				}
+			case h != nil && int(p.Fd) == h.uffd:
+				if !e.readFaults(h, faults) {
+					return
+				}
 			}
-			continue
-		}
-		if !e.do(func() { e.request(h, req, fds) }) {
-			closeFDs(fds)
 		}
 	}
+}
+
+// serveRequest reads and runs one request on c, whose application joined
+// as *h (nil before it joins). It returns false when the connection has
+// ended.
+func (e *Engine) serveRequest(c *link.Conn, h **host) bool {
+	var req link.Request
+	fds, err := c.Recv(&req)
+	if err != nil {
+		if *h != nil {
+			e.do(func() { e.disconnected(*h, err) })
+		} else {
+			c.Close()
+		}
+		return false
+	}
+	if *h == nil {
+		if !e.do(func() { *h = e.join(c, req, fds) }) || *h == nil {
+			c.Close()
+			return false
+		}
+		if (*h).bound {
+			pinThread((*h).cpu)
+		}
+		return true
+	}
+	if !e.do(func() { e.request(*h, req, fds) }) {
+		closeFDs(fds)
+	}
+	return true
 }
 
 func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
@@ -381,13 +452,18 @@ func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
 	h.pid = int(cred.Pid)
 	h.funneled = req.Funneled
 	h.proto.SetFunneled(req.Funneled)
+	h.bound, h.cpu = req.Bound, req.CPU
+	var spin time.Duration
+	if h.bound && e.hosted <= e.cpus {
+		spin = spinFor
+	}
 	region := []int{h.memfd}
 	if h.ctl != nil {
 		region = append(region, h.ctlFD)
 	}
 	err = c.Send(link.Reply{Join: &link.Join{
 		NProcs: e.cfg.NProcs, Base: e.cfg.Base, Size: e.cfg.RegionSize, PageSize: e.pageSize,
-		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers, AsyncWrites: h.ctl != nil,
+		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers, AsyncWrites: h.ctl != nil, Spin: spin,
 	}}, region...)
 	if err != nil {
 		// The rank died while joining (killed, or it exited): it is gone,
@@ -503,8 +579,10 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 	case link.OpFree:
 		err = e.begin(h, req, func() error { return h.proto.Free(req.Addr) })
 	case link.OpStats:
+		h.takeLocal(req.Local)
 		e.reply(h, link.Reply{Stats: h.stats()})
 	case link.OpClose:
+		h.takeLocal(req.Local)
 		h.closed = true
 		e.reply(h, link.Reply{})
 	default:
@@ -645,6 +723,12 @@ func (e *Engine) finish(h *host, rd rank.Ready) {
 	h.call = nil
 	if c == nil {
 		return
+	}
+	switch c.op {
+	case link.OpLock:
+		h.lockWait += time.Since(c.start)
+	case link.OpBarrier, link.OpShare:
+		h.barrierWait += time.Since(c.start)
 	}
 	if o := e.cfg.Observer; o != nil {
 		switch c.op {

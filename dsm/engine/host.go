@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -32,10 +33,14 @@ type host struct {
 	ctl   *ctl.Area
 	ctlFD int
 	uffd  int
-	// readerDone is closed when the fault reader has stopped reading uffd.
+	// readerDone is closed when serve, which reads uffd, has stopped.
 	readerDone chan struct{}
 	conn       *link.Conn
 	pid        int
+	// bound: the application runs on CPU cpu alone; the engine's threads
+	// that serve it run there too, so that waking them wakes no idle CPU.
+	bound bool
+	cpu   int
 	// closed: the application called Close; gone: its connection ended
 	// without it. Either way the rank's memory stays served.
 	closed, gone bool
@@ -43,7 +48,12 @@ type host struct {
 	// inside a call, so its dirty pages need no protection around calls.
 	funneled bool
 	call     *call
-	sent     traffic
+	// local is what the application did alone (link.LocalCounts).
+	local link.LocalCounts
+	// barrierWait and lockWait are the time the application spent in
+	// barriers (and shares) and in lock acquires.
+	barrierWait, lockWait time.Duration
+	sent                  traffic
 	// received counts what other ranks sent this one.
 	received traffic
 }
@@ -102,6 +112,9 @@ func (e *Engine) newHost(r int) (*host, error) {
 // close releases the host; the engine's stop descriptor must have been
 // signalled, so that the fault reader lets go of the userfaultfd first.
 func (h *host) close() {
+	if h.conn != nil {
+		h.conn.Close() // wakes serve if it waits inside a request
+	}
 	if h.readerDone != nil {
 		<-h.readerDone
 	}
@@ -143,43 +156,28 @@ func (e *Engine) attach(h *host, fds []int) error {
 		return err
 	}
 	h.uffd = fds[0]
-	h.readerDone = make(chan struct{})
-	go e.readFaults(h)
+	h.readerDone = make(chan struct{}) // serve reads it from now on
 	return nil
 }
 
-// readFaults handles the faults of h's application until the engine stops.
-// It waits in poll(2) on the userfaultfd and the engine's stop descriptor
-// rather than in the runtime's poller: the faulting thread's wake-up goes
-// straight to this goroutine's thread, which is what a fault costs.
-func (e *Engine) readFaults(h *host) {
-	defer close(h.readerDone)
-	buf := make([]byte, 64*uffd.MsgSize)
-	fds := []unix.PollFd{{Fd: int32(h.uffd), Events: unix.POLLIN}, {Fd: int32(e.stopFD), Events: unix.POLLIN}}
-	for {
-		if _, err := unix.Poll(fds, -1); err != nil && !errors.Is(err, unix.EINTR) {
-			return
-		}
-		if fds[1].Revents != 0 {
-			return
-		}
-		n, err := unix.Read(h.uffd, buf)
-		if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || n <= 0 {
-			return
-		}
-		var faults []uffd.Fault
-		for off := 0; off+uffd.MsgSize <= n; off += uffd.MsgSize {
-			if flt, ok := uffd.ParseFault(buf[off : off+uffd.MsgSize]); ok {
-				faults = append(faults, flt)
-			}
-		}
-		if len(faults) > 0 && !e.do(func() { e.fault(h, faults) }) {
-			return
+// readFaults handles the faults waiting on h's userfaultfd, which buf
+// holds while they are read. It returns false when the engine is stopping.
+func (e *Engine) readFaults(h *host, buf []byte) bool {
+	n, err := unix.Read(h.uffd, buf)
+	if errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR) {
+		return true
+	}
+	if err != nil {
+		e.fail(fmt.Errorf("engine: rank %d: reading faults: %w", h.id, err))
+		return false
+	}
+	var faults []uffd.Fault
+	for off := 0; off+uffd.MsgSize <= n; off += uffd.MsgSize {
+		if flt, ok := uffd.ParseFault(buf[off : off+uffd.MsgSize]); ok {
+			faults = append(faults, flt)
 		}
 	}
+	return len(faults) == 0 || e.do(func() { e.fault(h, faults) })
 }
 
 // act carries out a page action on h's application, for count pages from
@@ -268,8 +266,24 @@ func (t *traffic) count(typ protocol.MsgType, peer, size int) {
 	t.flows[Flow{typ, peer}] = f
 }
 
-func (h *host) stats() *link.Stats {
+// takeLocal records the application's own counts, which only grow.
+func (h *host) takeLocal(c *link.LocalCounts) {
+	if c != nil && c.Barriers >= h.local.Barriers && c.LockAcquires >= h.local.LockAcquires {
+		h.local = *c
+	}
+}
+
+// rankStats are the rank's protocol counters with what its application
+// did alone (link.LocalCounts).
+func (h *host) rankStats() rank.Stats {
 	s := h.proto.Stats()
+	s.Barriers += h.local.Barriers
+	s.LockAcquiresLocal += h.local.LockAcquires
+	return s
+}
+
+func (h *host) stats() *link.Stats {
+	s := h.rankStats()
 	st := &link.Stats{
 		ReadFaults: s.ReadFaults, WriteFaults: s.WriteFaults, Twins: s.Twins,
 		DiffsCreated: s.DiffsCreated, DiffsApplied: s.DiffsApplied, DiffBytes: s.DiffBytesCreated,
@@ -290,8 +304,11 @@ type RankSnapshot struct {
 	Rank  int
 	Stats rank.Stats
 	// Metadata is the protocol metadata the rank holds, in bytes.
-	Metadata       int64
-	Sent, Received map[Flow]FlowCount
+	Metadata int64
+	// BarrierWait and LockWait are the time the application spent in
+	// barriers (and shares) and waiting for locks.
+	BarrierWait, LockWait time.Duration
+	Sent, Received        map[Flow]FlowCount
 }
 
 // Snapshot returns the counters of every rank this engine hosts.
@@ -304,7 +321,8 @@ func (e *Engine) Snapshot() []RankSnapshot {
 			continue
 		}
 		snaps = append(snaps, RankSnapshot{
-			Rank: h.id, Stats: h.proto.Stats(), Metadata: h.proto.Metadata(),
+			Rank: h.id, Stats: h.rankStats(), Metadata: h.proto.Metadata(),
+			BarrierWait: h.barrierWait, LockWait: h.lockWait,
 			Sent: maps.Clone(h.sent.flows), Received: maps.Clone(h.received.flows),
 		})
 	}

@@ -10,10 +10,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/svmcluster/svm/dsm"
 )
@@ -34,6 +37,10 @@ type Rank struct {
 	Stdout, Stderr io.Writer
 	// Credential, when set, is the user and groups the rank runs as.
 	Credential *syscall.Credential
+	// CPU, when Bind is set, is the one CPU the rank's process and its
+	// threads run on.
+	Bind bool
+	CPU  int
 }
 
 // Process is a started rank.
@@ -64,7 +71,7 @@ func Start(r Rank) (*Process, error) {
 	// Output copying must not wait forever on a descendant that keeps the
 	// rank's pipes open after the rank is gone.
 	cmd.WaitDelay = time.Second
-	if err := cmd.Start(); err != nil {
+	if err := startOn(cmd, r); err != nil {
 		return nil, err
 	}
 	p := &Process{Rank: r.Rank, Cmd: cmd, done: make(chan struct{})}
@@ -73,6 +80,33 @@ func Start(r Rank) (*Process, error) {
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// startOn starts cmd bound to r.CPU if r.Bind. A child inherits the CPU
+// set of the thread that forks it, so this goroutine takes a thread of its
+// own and binds that for the fork: the rank is bound from its first
+// instruction, every thread it starts too.
+func startOn(cmd *exec.Cmd, r Rank) error {
+	if !r.Bind {
+		return cmd.Start()
+	}
+	runtime.LockOSThread()
+	var old unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &old); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("binding rank %d: %w", r.Rank, err)
+	}
+	var one unix.CPUSet
+	one.Set(r.CPU)
+	if err := unix.SchedSetaffinity(0, &one); err != nil {
+		runtime.UnlockOSThread()
+		return fmt.Errorf("binding rank %d to CPU %d: %w", r.Rank, r.CPU, err)
+	}
+	err := cmd.Start()
+	if unix.SchedSetaffinity(0, &old) == nil {
+		runtime.UnlockOSThread()
+	} // else the thread dies with the goroutine rather than run bound
+	return err
 }
 
 // Done is closed when the rank has ended and its output is copied.
@@ -176,4 +210,53 @@ func (t *Tagger) flush() {
 	t.w.Write(t.line)
 	t.mu.Unlock()
 	t.line = t.line[:0]
+}
+
+// Binding policies: BindAuto binds rank i to the i-th CPU this process may
+// use when there are enough for every rank, as MPI launchers do, and
+// binds nothing otherwise; BindNone never binds; BindCPU binds ranks to
+// the CPUs in turn, sharing them when there are more ranks than CPUs.
+const (
+	BindAuto = "auto"
+	BindNone = "none"
+	BindCPU  = "cpu"
+)
+
+// CheckBinding says what is wrong with a binding policy's name, if anything;
+// the empty name means BindAuto.
+func CheckBinding(policy string) error {
+	switch policy {
+	case "", BindAuto, BindNone, BindCPU:
+		return nil
+	}
+	return fmt.Errorf("binding %q: want %s, %s or %s", policy, BindAuto, BindNone, BindCPU)
+}
+
+// Bindings returns the CPU of each of n ranks under policy (empty means
+// BindAuto), or nil when they run unbound.
+func Bindings(n int, policy string) ([]int, error) {
+	if err := CheckBinding(policy); err != nil {
+		return nil, err
+	}
+	if policy == BindNone {
+		return nil, nil
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("reading the CPUs this process may use: %w", err)
+	}
+	var cpus []int
+	for cpu := 0; len(cpus) < set.Count(); cpu++ {
+		if set.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+		}
+	}
+	if (policy == BindAuto || policy == "") && n > len(cpus) {
+		return nil, nil
+	}
+	bind := make([]int, n)
+	for r := range bind {
+		bind[r] = cpus[r%len(cpus)]
+	}
+	return bind, nil
 }

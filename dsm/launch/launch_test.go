@@ -2,7 +2,9 @@ package launch
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 func TestTaggerKeepsLinesWhole(t *testing.T) {
@@ -66,4 +69,52 @@ func TestStopLeavesNothingBehind(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return syscall.Kill(child, 0) == syscall.ESRCH
 	}, 5*time.Second, 10*time.Millisecond, "the rank's child %d outlived Stop", child)
+}
+
+func usable(t *testing.T) []int {
+	var set unix.CPUSet
+	require.NoError(t, unix.SchedGetaffinity(0, &set))
+	var cpus []int
+	for cpu := 0; len(cpus) < set.Count(); cpu++ {
+		if set.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+		}
+	}
+	return cpus
+}
+
+func TestBindings(t *testing.T) {
+	cpus := usable(t)
+	n := len(cpus)
+	for _, policy := range []string{BindAuto, ""} {
+		got, err := Bindings(n, policy)
+		require.NoError(t, err)
+		require.Equal(t, cpus, got, "auto binds one rank to each CPU when there are enough")
+		got, err = Bindings(n+1, policy)
+		require.NoError(t, err)
+		require.Nil(t, got, "auto binds nothing when ranks outnumber CPUs")
+	}
+	got, err := Bindings(n+1, BindCPU)
+	require.NoError(t, err)
+	require.Equal(t, append(slices.Clone(cpus), cpus[0]), got, "cpu binds in turn")
+	got, err = Bindings(1, BindNone)
+	require.NoError(t, err)
+	require.Nil(t, got)
+	_, err = Bindings(1, "core")
+	require.ErrorContains(t, err, `binding "core": want auto, none or cpu`)
+}
+
+// TestStartBinds: a bound rank runs on its CPU alone, and the launcher's
+// threads keep the CPUs they had.
+func TestStartBinds(t *testing.T) {
+	cpus := usable(t)
+	cpu := cpus[len(cpus)-1]
+	var out bytes.Buffer
+	p, err := Start(Rank{Program: "/bin/sh", NProcs: 1, Bind: true, CPU: cpu, Stdout: &out,
+		Args: []string{"-c", "grep Cpus_allowed_list /proc/self/status"}})
+	require.NoError(t, err)
+	<-p.Done()
+	require.NoError(t, p.Err())
+	require.Equal(t, fmt.Sprintf("Cpus_allowed_list:\t%d\n", cpu), out.String())
+	require.Equal(t, cpus, usable(t))
 }

@@ -18,6 +18,8 @@ import (
 	"net"
 	"os"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 	"golang.org/x/sys/unix"
@@ -78,6 +80,18 @@ type Request struct {
 	// Written (with Join.AsyncWrites, on calls that may close the
 	// interval): the pages the application wrote without a fault.
 	Written []protocol.PageRange `msgpack:"wr,omitempty"`
+	// Local (OpStats, OpClose): what a rank alone in its job did without
+	// calling the engine, since it joined.
+	Local *LocalCounts `msgpack:"l,omitempty"`
+	// Bound (OpJoin): the application runs on one CPU, CPU.
+	Bound bool `msgpack:"b,omitempty"`
+	CPU   int  `msgpack:"c,omitempty"`
+}
+
+// LocalCounts are the synchronisations a rank alone in its job completes
+// by itself: there is no one to synchronise with.
+type LocalCounts struct {
+	Barriers, LockAcquires int64
 }
 
 // Reply answers a request. Err, if set, says what was wrong with it.
@@ -102,6 +116,9 @@ type Join struct {
 	// write protection and reports the pages it wrote (Request.Written),
 	// of those its control area (the second descriptor) tracks.
 	AsyncWrites bool
+	// Spin is how long the application polls for a reply before it sleeps
+	// (link.Conn.SetSpin): nonzero when it has a CPU of its own.
+	Spin time.Duration
 }
 
 // Stats are a rank's counters (see dsm.Stats).
@@ -124,28 +141,78 @@ const (
 // Conn is one end of a link. Send and Recv may be called from different
 // goroutines, but each by one goroutine at a time.
 type Conn struct {
-	// f owns the socket, in blocking mode; fd is its descriptor.
+	// f owns the socket, in blocking mode; fd is its descriptor, which
+	// system calls reach through raw (see use).
 	f         *os.File
+	raw       syscall.RawConn
 	fd        int
 	wmu       sync.Mutex
 	closeOnce sync.Once
 	rbuf      []byte // bytes read and not yet consumed
 	buf       []byte // the read buffer
 	oob       []byte
+	// spin is how long Recv polls before it sleeps (SetSpin).
+	spin time.Duration
 }
 
-// New takes over a connected unix stream socket.
+// FD is the connection's descriptor, to wait on with poll(2) beside
+// others; Buffered says whether Recv has bytes already read to go on with.
+func (c *Conn) FD() int { return c.fd }
+
+// Buffered reports whether bytes already read wait in c: Recv may return
+// without the descriptor becoming readable.
+func (c *Conn) Buffered() bool { return len(c.rbuf) > 0 }
+
+// SetSpin makes Recv poll for up to d, yielding the CPU between polls,
+// before it sleeps in the kernel. Waking a sleeping thread costs tens of
+// microseconds when its CPU has gone idle; a thread with a CPU of its own
+// loses nothing by polling instead.
+func (c *Conn) SetSpin(d time.Duration) { c.spin = d }
+
+// New takes over a connected unix stream socket. Its descriptor leaves the
+// runtime's poller (net.UnixConn.File would keep it registered there, and
+// every wake-up on the socket would wake the poller's thread too).
 func New(c *net.UnixConn) (*Conn, error) {
-	f, err := c.File() // a blocking duplicate
-	c.Close()
+	raw, err := c.SyscallConn()
 	if err != nil {
+		c.Close()
 		return nil, fmt.Errorf("link: %w", err)
 	}
-	return newConn(f), nil
+	fd := -1
+	cerr := raw.Control(func(s uintptr) {
+		fd, err = unix.FcntlInt(s, unix.F_DUPFD_CLOEXEC, 0)
+	})
+	c.Close()
+	if err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if err = unix.SetNonblock(fd, false); err != nil {
+			unix.Close(fd)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("link: taking over the connection: %w", err)
+	}
+	return newConn(os.NewFile(uintptr(fd), "link")), nil
 }
 
 func newConn(f *os.File) *Conn {
-	return &Conn{f: f, fd: int(f.Fd()), buf: make([]byte, 64<<10), oob: make([]byte, unix.CmsgSpace(4*4))}
+	raw, err := f.SyscallConn()
+	if err != nil {
+		panic(err) // an *os.File from NewFile always has one
+	}
+	return &Conn{f: f, raw: raw, fd: int(f.Fd()), buf: make([]byte, 64<<10), oob: make([]byte, unix.CmsgSpace(4*4))}
+}
+
+// use runs call on the descriptor, which stays open until call returns even
+// if Close runs meanwhile (it cannot be closed and its number reused under
+// a system call); after Close it returns net.ErrClosed without calling.
+func (c *Conn) use(call func(fd int)) error {
+	if err := c.raw.Control(func(fd uintptr) { call(int(fd)) }); err != nil {
+		return net.ErrClosed
+	}
+	return nil
 }
 
 // Dial connects to the engine's socket.
@@ -171,7 +238,7 @@ func Dial(path string) (*Conn, error) {
 // Close closes the connection; a Recv under way returns.
 func (c *Conn) Close() error {
 	c.closeOnce.Do(func() {
-		unix.Shutdown(c.fd, unix.SHUT_RDWR) // wakes a blocked read
+		c.use(func(fd int) { unix.Shutdown(fd, unix.SHUT_RDWR) }) // wakes a blocked read
 		c.wmu.Lock()
 		c.f.Close()
 		c.wmu.Unlock()
@@ -182,7 +249,12 @@ func (c *Conn) Close() error {
 // PeerCred returns the credentials of the process at the other end, as they
 // were when it connected (SO_PEERCRED).
 func (c *Conn) PeerCred() (*unix.Ucred, error) {
-	return unix.GetsockoptUcred(c.fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	var cred *unix.Ucred
+	var err error
+	if cerr := c.use(func(fd int) { cred, err = unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED) }); cerr != nil {
+		return nil, cerr
+	}
+	return cred, err
 }
 
 // PeerCred returns the credentials of the process at the other end of c,
@@ -217,7 +289,10 @@ func (c *Conn) Send(v any, fds ...int) error {
 		oob = unix.UnixRights(fds...)
 	}
 	for len(frame) > 0 {
-		n, err := unix.SendmsgN(c.fd, frame, oob, nil, unix.MSG_NOSIGNAL)
+		var n int
+		if cerr := c.use(func(fd int) { n, err = unix.SendmsgN(fd, frame, oob, nil, unix.MSG_NOSIGNAL) }); cerr != nil {
+			err = unix.EBADF
+		}
 		switch {
 		case errors.Is(err, unix.EINTR):
 			continue
@@ -240,6 +315,10 @@ func (c *Conn) Recv(v any) ([]int, error) {
 		limit = maxRequest
 	}
 	var fds []int
+	var deadline time.Time
+	if c.spin > 0 {
+		deadline = time.Now().Add(c.spin)
+	}
 	for {
 		if len(c.rbuf) >= 4 {
 			n := binary.LittleEndian.Uint32(c.rbuf)
@@ -261,8 +340,26 @@ func (c *Conn) Recv(v any) ([]int, error) {
 				return fds, nil
 			}
 		}
-		n, oobn, _, _, err := unix.Recvmsg(c.fd, c.buf, c.oob, unix.MSG_CMSG_CLOEXEC)
+		var n, oobn int
+		var err error
+		if cerr := c.use(func(fd int) {
+			n, oobn, _, _, err = unix.Recvmsg(fd, c.buf, c.oob, unix.MSG_CMSG_CLOEXEC|unix.MSG_DONTWAIT)
+		}); cerr != nil {
+			err = unix.EBADF
+		}
 		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if errors.Is(err, unix.EAGAIN) {
+			if !deadline.IsZero() && time.Now().Before(deadline) {
+				yield()
+			} else if cerr := c.use(func(fd int) { err = waitReadable(fd) }); cerr != nil || err != nil {
+				if cerr != nil {
+					err = cerr
+				}
+				closeAll(fds)
+				return nil, fmt.Errorf("link: %w", err)
+			}
 			continue
 		}
 		if errors.Is(err, unix.EBADF) {
@@ -294,6 +391,24 @@ func (c *Conn) Recv(v any) ([]int, error) {
 		}
 	}
 }
+
+// waitReadable sleeps until fd has data or its connection ends. It waits
+// in poll(2), not in recvmsg(2): a reader asleep in recvmsg on a unix
+// stream socket is woken each time the peer reads what this end sent
+// (the wake-up that says there is room to write again), which costs two
+// context switches a call; poll sleeps until there is something to read.
+func waitReadable(fd int) error {
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		_, err := unix.Poll(pfd, -1)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// yield gives the CPU to another thread that wants it, if any.
+func yield() { syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
 
 func parseRights(oob []byte) ([]int, error) {
 	msgs, err := unix.ParseSocketControlMessage(oob)

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,4 +63,39 @@ func TestCloseWakesRecv(t *testing.T) {
 	app.Close()
 	assert.Error(t, <-done)
 	assert.Error(t, app.Send(Reply{}), "send after close")
+}
+
+// TestSpinningRecv: a Recv that polls first gets a reply that comes while
+// it polls and one that comes after it has gone to sleep.
+func TestSpinningRecv(t *testing.T) {
+	app, eng := pair(t)
+	app.SetSpin(20 * time.Millisecond)
+	for _, delay := range []time.Duration{time.Millisecond, 60 * time.Millisecond} {
+		go func() {
+			time.Sleep(delay)
+			eng.Send(Reply{Value: uint64(delay)})
+		}()
+		var rep Reply
+		_, err := app.Recv(&rep)
+		require.NoError(t, err)
+		assert.Equal(t, uint64(delay), rep.Value)
+	}
+}
+
+// TestBufferedFrames: frames that arrive together are returned one by one,
+// and Buffered says when one waits without the socket being readable.
+func TestBufferedFrames(t *testing.T) {
+	app, eng := pair(t)
+	require.NoError(t, app.Send(Request{Op: OpBarrier, ID: 1}))
+	require.NoError(t, app.Send(Request{Op: OpBarrier, ID: 2}))
+	time.Sleep(10 * time.Millisecond) // both in the socket
+	var req Request
+	_, err := eng.Recv(&req)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(1), req.ID)
+	require.True(t, eng.Buffered())
+	_, err = eng.Recv(&req)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(2), req.ID)
+	assert.False(t, eng.Buffered())
 }

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/svmcluster/svm/dsm/engine"
+)
+
+// jobStats is what --stats prints and --stats-json writes: the job's wall
+// time and every rank's counters, with their totals.
+type jobStats struct {
+	WallSeconds float64 `json:"wall_seconds"`
+	// EngineCPUSeconds is the CPU time the coherence engine took (user and
+	// system), which the ranks on this machine did not get.
+	EngineCPUSeconds float64     `json:"engine_cpu_seconds"`
+	Ranks            []rankStats `json:"ranks"`
+	Total            rankStats   `json:"total"`
+	// Messages are the protocol messages of the whole job by type.
+	Messages map[string]typeCount `json:"messages"`
+}
+
+type rankStats struct {
+	Rank                 int     `json:"rank"`
+	ReadFaults           int64   `json:"read_faults"`
+	WriteFaults          int64   `json:"write_faults"`
+	PagesFetched         int64   `json:"pages_fetched"`
+	PagesPrefetched      int64   `json:"pages_prefetched"`
+	DiffsMade            int64   `json:"diffs_made"`
+	DiffBytesMade        int64   `json:"diff_bytes_made"`
+	DiffsApplied         int64   `json:"diffs_applied"`
+	DiffBytesApplied     int64   `json:"diff_bytes_applied"`
+	MessagesSent         int64   `json:"messages_sent"`
+	BytesSent            int64   `json:"bytes_sent"`
+	Barriers             int64   `json:"barriers"`
+	LockAcquires         int64   `json:"lock_acquires"`
+	BarrierWaitSeconds   float64 `json:"barrier_wait_seconds"`
+	LockWaitSeconds      float64 `json:"lock_wait_seconds"`
+	HomeMigrations       int64   `json:"home_migrations"`
+	Invalidations        int64   `json:"invalidations"`
+	MetadataBytesAtClose int64   `json:"metadata_bytes"`
+}
+
+type typeCount struct {
+	Messages int64 `json:"messages"`
+	Bytes    int64 `json:"bytes"`
+}
+
+func collectStats(wall, engineCPU time.Duration, snaps []engine.RankSnapshot) jobStats {
+	js := jobStats{WallSeconds: wall.Seconds(), EngineCPUSeconds: engineCPU.Seconds(), Messages: map[string]typeCount{}, Total: rankStats{Rank: -1}}
+	for _, s := range snaps {
+		r := rankStats{
+			Rank: s.Rank, ReadFaults: s.Stats.ReadFaults, WriteFaults: s.Stats.WriteFaults,
+			PagesFetched: s.Stats.PagesFetched + s.Stats.Refetched, PagesPrefetched: s.Stats.Prefetched,
+			DiffsMade: s.Stats.DiffsCreated, DiffBytesMade: s.Stats.DiffBytesCreated,
+			DiffsApplied: s.Stats.DiffsApplied, DiffBytesApplied: s.Stats.DiffBytesApplied,
+			Barriers: s.Stats.Barriers, LockAcquires: s.Stats.LockAcquiresLocal + s.Stats.LockAcquiresRemote,
+			BarrierWaitSeconds: s.BarrierWait.Seconds(), LockWaitSeconds: s.LockWait.Seconds(),
+			HomeMigrations: s.Stats.HomeMigrations, Invalidations: s.Stats.Invalidations,
+			MetadataBytesAtClose: s.Metadata,
+		}
+		for f, c := range s.Sent {
+			r.MessagesSent += c.Messages
+			r.BytesSent += c.Bytes
+			t := js.Messages[f.Type.String()]
+			t.Messages += c.Messages
+			t.Bytes += c.Bytes
+			js.Messages[f.Type.String()] = t
+		}
+		js.Ranks = append(js.Ranks, r)
+		t := &js.Total
+		t.ReadFaults += r.ReadFaults
+		t.WriteFaults += r.WriteFaults
+		t.PagesFetched += r.PagesFetched
+		t.PagesPrefetched += r.PagesPrefetched
+		t.DiffsMade += r.DiffsMade
+		t.DiffBytesMade += r.DiffBytesMade
+		t.DiffsApplied += r.DiffsApplied
+		t.DiffBytesApplied += r.DiffBytesApplied
+		t.MessagesSent += r.MessagesSent
+		t.BytesSent += r.BytesSent
+		t.Barriers += r.Barriers
+		t.LockAcquires += r.LockAcquires
+		t.BarrierWaitSeconds += r.BarrierWaitSeconds
+		t.LockWaitSeconds += r.LockWaitSeconds
+		t.HomeMigrations += r.HomeMigrations
+		t.Invalidations += r.Invalidations
+		t.MetadataBytesAtClose += r.MetadataBytesAtClose
+	}
+	slices.SortFunc(js.Ranks, func(a, b rankStats) int { return cmp.Compare(a.Rank, b.Rank) })
+	return js
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// writeStatsTable prints js for people.
+func writeStatsTable(w io.Writer, js jobStats) {
+	fmt.Fprintf(w, "svmf: job statistics: wall time %.3f s, engine CPU time %.3f s\n", js.WallSeconds, js.EngineCPUSeconds)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "rank\tread faults\twrite faults\tpages fetched\tprefetched\tdiffs made\tdiff bytes\tdiffs applied\tmessages\tbytes\tbarriers\tbarrier wait s\tlocks\tlock wait s\t")
+	row := func(name string, r rankStats) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t%d\t%.3f\t\n", name,
+			r.ReadFaults, r.WriteFaults, r.PagesFetched, r.PagesPrefetched, r.DiffsMade, r.DiffBytesMade,
+			r.DiffsApplied, r.MessagesSent, r.BytesSent, r.Barriers, r.BarrierWaitSeconds, r.LockAcquires, r.LockWaitSeconds)
+	}
+	for _, r := range js.Ranks {
+		row(fmt.Sprint(r.Rank), r)
+	}
+	if len(js.Ranks) > 1 {
+		row("total", js.Total)
+	}
+	tw.Flush()
+	if len(js.Messages) == 0 {
+		return
+	}
+	types := make([]string, 0, len(js.Messages))
+	for t := range js.Messages {
+		types = append(types, t)
+	}
+	slices.Sort(types)
+	fmt.Fprintln(w, "messages by type:")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "type\tmessages\tbytes\t")
+	for _, t := range types {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t\n", t, js.Messages[t].Messages, js.Messages[t].Bytes)
+	}
+	tw.Flush()
+}
+
+// writeStatsJSON writes js to the file path.
+func writeStatsJSON(path string, js jobStats) error {
+	b, err := json.MarshalIndent(js, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("--stats-json: %w", err)
+	}
+	return nil
+}
