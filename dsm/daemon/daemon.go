@@ -342,7 +342,11 @@ func (d *Daemon) handshakeDone(host string) {
 
 func (d *Daemon) handshake(c net.Conn) {
 	defer d.survive("a peer's handshake", func() { c.Close() })
-	pc, err := peer.Server(c, d.cfg.Node, d.secret)
+	var pc *peer.Conn
+	err := d.checkUnauthenticated(c)
+	if err == nil {
+		pc, err = peer.Server(c, d.cfg.Node, d.secret)
+	}
 	if err == nil {
 		if _, ok := d.cfg.Peers[pc.Peer]; !ok {
 			pc.Close()
@@ -358,6 +362,34 @@ func (d *Daemon) handshake(c net.Conn) {
 		return
 	}
 	d.addLink(pc)
+}
+
+// checkUnauthenticated lets a peer connection on without a cluster secret
+// only if the other end is a process of svmd's own user.
+func (d *Daemon) checkUnauthenticated(c net.Conn) error {
+	if d.secret != nil {
+		return nil
+	}
+	return checkLoopbackOwner(c)
+}
+
+// dialPeer connects to the peer node at addr and runs the handshake.
+func (d *Daemon) dialPeer(addr string) (*peer.Conn, error) {
+	c, err := net.DialTimeout("tcp", addr, peer.HandshakeTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("peer: dial %s: %w", addr, err)
+	}
+	pc, err := func() (*peer.Conn, error) {
+		if err := d.checkUnauthenticated(c); err != nil {
+			return nil, err
+		}
+		return peer.Client(c, d.cfg.Node, d.secret)
+	}()
+	if err != nil {
+		c.Close()
+		return nil, fmt.Errorf("peer: %s: %w", addr, err)
+	}
+	return pc, nil
 }
 
 // rejectionQuiet is how long svmd keeps quiet about more failed handshakes
@@ -391,7 +423,7 @@ func (d *Daemon) dialLoop(name, addr string) {
 			return
 		default:
 		}
-		pc, err := peer.Dial(addr, d.cfg.Node, d.secret)
+		pc, err := d.dialPeer(addr)
 		if err == nil && pc.Peer != name {
 			pc.Close()
 			err = fmt.Errorf("node %q answered where node %q was expected", pc.Peer, name)

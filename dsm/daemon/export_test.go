@@ -11,3 +11,7 @@ const (
 
 // Exit is the frame that ends a submission.
 type Exit = exit
+
+// AsUser runs f on a thread with cred's effective ids (nil: as this
+// process): the sockets f makes are cred's user's.
+var AsUser = asUser

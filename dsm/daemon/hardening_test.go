@@ -15,7 +15,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +25,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
-	"golang.org/x/sys/unix"
 
 	"github.com/svmcluster/svm/dsm/daemon"
 	"github.com/svmcluster/svm/dsm/engine"
@@ -44,42 +42,21 @@ func otherUser() *syscall.Credential {
 	return nil
 }
 
-// dialAs connects to the unix socket at path as cred's user (nil: as this
-// process). SO_PEERCRED records the effective ids of the thread that
-// connects, so a thread of this process takes them, connects, and is
-// never given back to the runtime: it ends with its goroutine.
-func dialAs(path string, cred *syscall.Credential) (net.Conn, error) {
-	if cred == nil {
-		return net.Dial("unix", path)
-	}
-	type result struct {
-		c   net.Conn
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		runtime.LockOSThread()
-		keep := ^uintptr(0) // setres[ug]id: -1 leaves an id as it is
-		if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, keep, uintptr(cred.Gid), keep); e != 0 {
-			done <- result{nil, fmt.Errorf("setresgid: %w", e)}
-			return
-		}
-		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, keep, uintptr(cred.Uid), keep); e != 0 {
-			done <- result{nil, fmt.Errorf("setresuid: %w", e)}
-			return
-		}
-		c, err := net.Dial("unix", path)
-		done <- result{c, err}
-	}()
-	r := <-done
-	return r.c, r.err
+// dialAs connects to addr on network as cred's user (nil: as this
+// process).
+func dialAs(network, addr string, cred *syscall.Credential) (c net.Conn, err error) {
+	err = daemon.AsUser(cred, func() error {
+		c, err = net.Dial(network, addr)
+		return err
+	})
+	return c, err
 }
 
 // submitRaw sends one frame on a new connection to via's control socket as
 // cred's user, and reads svmd's answers until its exit frame, at most
 // limit. accepted says svmd took the job.
 func submitRaw(via *node, cred *syscall.Credential, kind peer.Kind, body []byte, limit time.Duration) (ex daemon.Exit, accepted bool, err error) {
-	c, err := dialAs(filepath.Join(via.dir, daemon.ControlSocket), cred)
+	c, err := dialAs("unix", filepath.Join(via.dir, daemon.ControlSocket), cred)
 	if err != nil {
 		return ex, false, err
 	}
@@ -296,7 +273,7 @@ func TestControlSocketFloods(t *testing.T) {
 	refusals := make(chan string, 8)
 	for range 8 {
 		wg.Go(func() {
-			conn, err := dialAs(sock, otherUser())
+			conn, err := dialAs("unix", sock, otherUser())
 			if !assert.NoError(t, err) {
 				return
 			}
@@ -334,7 +311,7 @@ func TestControlSocketFloods(t *testing.T) {
 	}
 	outcomes := make(chan outcome, conns)
 	for range conns {
-		conn, err := dialAs(sock, otherUser())
+		conn, err := dialAs("unix", sock, otherUser())
 		require.NoError(t, err)
 		go func() {
 			conn.Write(peer.AppendFrame(nil, daemon.KindSubmit, make([]byte, daemon.MaxRequest))[:5+daemon.MaxRequest-1])
@@ -567,4 +544,29 @@ func FuzzSubmit(f *testing.F) {
 		}
 		served++
 	})
+}
+
+// TestSecretlessPeersOfOtherUsers: without a cluster secret any local
+// user can reach a node's peer port on loopback; one who is not svmd's
+// user is refused before the handshake, so cannot pose as a node and start
+// job parts as whatever uid it names.
+func TestSecretlessPeersOfOtherUsers(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root: the intruder must be another user")
+	}
+	c := newCluster(t, []string{"n1", "n2"}, clusterOpts{})
+	n1 := c.node("n1")
+	conn, err := dialAs("tcp", n1.peerAddr, nobody)
+	require.NoError(t, err)
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	_, err = peer.Client(conn, "n2", nil)
+	require.Error(t, err, "a handshake as node n2 from uid 65534")
+	assert.Eventually(t, func() bool {
+		return strings.Contains(n1.log.String(), "another user's process (uid 65534, svmd runs as uid 0)")
+	}, 5*time.Second, 20*time.Millisecond, "n1's log:\n%s", n1.log)
+
+	// The nodes, both root's, still run jobs across each other.
+	r := c.run(n1, "--hosts", "n1,n2", c.bin.testprog, "counter", "-k", "20")
+	require.Equal(t, 0, r.code, r.stderr)
 }
