@@ -94,6 +94,15 @@ type Node struct {
 // milliseconds.
 const yieldEvery = 5 * time.Millisecond
 
+// yieldSometimes lets the scheduler run the calling goroutine afresh if
+// yieldEvery has passed since it last did; n.mu is held.
+func (n *Node) yieldSometimes() {
+	if now := time.Now(); now.Sub(n.yielded) > yieldEvery {
+		runtime.Gosched()
+		n.yielded = now
+	}
+}
+
 func keepMonitorQuiet() {
 	if runtime.GOMAXPROCS(0) < 2 {
 		runtime.GOMAXPROCS(2)
@@ -276,17 +285,19 @@ func (n *Node) closeCtl() {
 }
 
 // writtenPages lists the tracked pages this process wrote without a fault
-// since the engine last write-protected them, for a call that may end the
-// interval.
+// since they were last write-protected, for a call that may end the
+// interval, and write-protects them again: the next write to each is
+// recorded anew. Only tracked pages are looked at (and protected): an
+// untracked page protected by the way would cost the application a fault
+// at its next write.
 func (n *Node) writtenPages() ([]protocol.PageRange, error) {
-	// Looking at a page costs about as much as 1/64 of another look.
-	n.runs = n.ctl.Tracked(n.runs[:0], 64)
+	n.runs = n.ctl.Tracked(n.runs[:0], 0)
 	n.written = n.written[:0]
 	ps := uintptr(n.pageSize)
 	for _, r := range n.runs {
 		start := n.base + uintptr(r.First)*ps
 		var err error
-		n.written, err = uffd.Written(n.pagemap, start, start+uintptr(r.Count)*ps, n.scan, n.written)
+		n.written, err = uffd.WrittenProtect(n.pagemap, start, start+uintptr(r.Count)*ps, n.scan, n.written)
 		if err != nil {
 			return nil, fmt.Errorf("finding the pages written: %w", err)
 		}
@@ -356,10 +367,7 @@ func (n *Node) call(req link.Request) (link.Reply, error) {
 			req.Written = w
 		}
 	}
-	if now := time.Now(); now.Sub(n.yielded) > yieldEvery {
-		runtime.Gosched()
-		n.yielded = now
-	}
+	n.yieldSometimes()
 	rep, fds, err := n.roundTrip(req)
 	closeFDs(fds)
 	if err != nil {
@@ -446,6 +454,7 @@ func (n *Node) barrierAlone() error {
 	if n.closed {
 		return ErrClosed
 	}
+	n.yieldSometimes()
 	n.local.Barriers++
 	return nil
 }
@@ -552,6 +561,7 @@ func (n *Node) Lock(id int) error {
 		case n.held[id]:
 			return fmt.Errorf("dsm: lock: lock %d is already held by rank %d", id, n.rank)
 		}
+		n.yieldSometimes()
 		n.held[id] = true
 		n.local.LockAcquires++
 		return nil

@@ -37,6 +37,10 @@ import (
 // rank's copy is current, so nothing moves but the role. The placements
 // asked for since the last such barrier take effect at it; a rank placed as
 // the home of a page its copy lacks fetches it from the previous home first.
+// A soft placement (an allocation's guess: its pages in one block per rank,
+// the layout of banded and block-distributed arrays) moves the home the
+// same way but does not pin it: a page one rank alone writes later still
+// moves to that rank.
 // There too the interval history goes: home-based, nothing needs it once
 // every rank has it.
 
@@ -91,8 +95,11 @@ type homePage struct {
 	// the page in.
 	refreshes uint8
 	// fetchFrom+1, when set, is the previous home, which this rank, home of
-	// the page now without a current copy, fetches it from.
+	// the page now without a current copy, fetches it from; fetchUpTo is
+	// the barrier at which the home moved: the previous home's copy holds
+	// the intervals up to it, and the diffs of later ones come here.
 	fetchFrom int32
+	fetchUpTo protocol.VectorTime
 	// late are the diffs applied while a fetch of the page was out: the
 	// copy that comes may lack them, so they go on top of it again.
 	late []diff.Diff
@@ -195,8 +202,12 @@ func (s *State) closeHome(p uint32) {
 	if pg.protected || pg.state == ReadOnly {
 		// Protected ahead of the close, or exported again after the write:
 		// unprotected now, since the notice about to go out invalidates
-		// every copy taken before it.
-		s.act(ActUnprotect, p)
+		// every copy taken before it. With AsyncWrites the protection can
+		// stay: a write goes through it without a fault (and is not
+		// reported, untracked), which costs less than lifting it here.
+		if !s.cfg.AsyncWrites {
+			s.act(ActUnprotect, p)
+		}
 		pg.state = ReadWrite
 	}
 	pg.protected = false
@@ -290,10 +301,14 @@ func (s *State) source(p uint32) int {
 }
 
 // need returns the newest pending notice of each writer of page p, in rank
-// order.
+// order; from the previous home, only those up to the move.
 func (s *State) need(p uint32) []protocol.IntervalID {
 	var need []protocol.IntervalID
-	for _, id := range s.pages[p].pending {
+	pg := &s.pages[p]
+	for _, id := range pg.pending {
+		if pg.home.fetchFrom > 0 && id.Index > pg.home.fetchUpTo[id.Rank] {
+			continue
+		}
 		i, found := slices.BinarySearchFunc(need, id.Rank, func(a protocol.IntervalID, r int) int { return a.Rank - r })
 		switch {
 		case !found:
@@ -333,12 +348,6 @@ func (s *State) addHomePrefetch(pl *homePlan, primary uint32) {
 		pl.byRank[src] = append(pl.byRank[src], protocol.PageNeed{Page: q, Need: s.need(q)})
 		s.stats.Prefetched++
 	}
-}
-
-// homeRequest is a page request of this rank that is out.
-type homeRequest struct {
-	to    int
-	pages []protocol.PageNeed
 }
 
 // sendHomePlan turns a plan into one page request per rank asked (more only
@@ -488,9 +497,14 @@ func (s *State) HandlePageResponse(from int, m *protocol.PageResponse) error {
 			for _, id := range req.needs[i].Need {
 				pg.home.ver.note(id)
 			}
-			if len(pg.pending) == 0 {
-				// Home here since: the copy holds all it must now.
-				pg.home.fetchFrom = 0
+			if pg.home.fetchFrom > 0 && !slices.ContainsFunc(pg.pending, func(id protocol.IntervalID) bool {
+				return id.Index <= pg.home.fetchUpTo[id.Rank]
+			}) {
+				// Home here since: the copy holds all the previous home
+				// had to give; later diffs come here, and those that came
+				// while the copy was on its way are on it again.
+				pg.home.fetchFrom, pg.home.fetchUpTo = 0, nil
+				s.dropHeld(p)
 			}
 		}
 		pg.fetching--
@@ -604,7 +618,10 @@ func (s *State) EndEpoch(placements []protocol.HomeRange, epoch protocol.VectorT
 	pl := s.newHomePlan()
 	for _, h := range placements {
 		for p := h.First; p < h.First+h.Count; p++ {
-			s.homes.placed[p] = true
+			if h.Soft && s.homes.placed[p] {
+				continue // a first guess yields to a placement made before
+			}
+			s.homes.placed[p] = s.homes.placed[p] || !h.Soft
 			s.moveHome(pl, p, int32(h.Rank), epoch)
 		}
 	}
@@ -680,7 +697,7 @@ func (s *State) moveHome(pl *homePlan, p uint32, to int32, epoch protocol.Vector
 		// from the previous home, which holds them or will.
 		v.base = epoch
 		if pg.state == Invalid {
-			pg.home.fetchFrom = from + 1
+			pg.home.fetchFrom, pg.home.fetchUpTo = from+1, epoch
 			if pg.fetching == 0 {
 				s.planHomePage(pl, p)
 			}

@@ -510,8 +510,28 @@ func (s *State) Fault(p uint32, write bool) error {
 		}
 	default:
 		s.access(p, write)
+		if pg.state != Unmapped && s.inPlace(p) {
+			s.mapAround(p)
+		}
 	}
 	return nil
+}
+
+// faultAround is how many pages after a faulting one a fault maps too.
+const faultAround = 63
+
+// mapAround maps, with page p that a fault brought in, the unmapped pages
+// after it that this rank writes in place, up to faultAround, stopping at
+// the first that is not: an array homed here is filled in one fault per
+// run of pages instead of one per page. Each is mapped as a read of it
+// would map it.
+func (s *State) mapAround(p uint32) {
+	for q := p + 1; uint64(q) < uint64(s.cfg.Pages) && q-p <= faultAround; q++ {
+		if s.pages[q].state != Unmapped || !s.inPlace(q) {
+			return
+		}
+		s.accessHome(q, false)
+	}
 }
 
 // SetFunneled sets Config.Funneled; call it before the application touches

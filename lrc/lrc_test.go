@@ -852,3 +852,37 @@ func TestHomeRejects(t *testing.T) {
 	homeless := newCluster(t, 2, 1, false)
 	assert.ErrorContains(t, homeless.st[0].HandlePageRequest(1, req), "without the home-based protocol")
 }
+
+// TestFaultAround: a fault on a page this rank writes in place maps the
+// unmapped pages after it that it also writes in place, up to faultAround,
+// as a read maps them; a page homed elsewhere ends the run.
+func TestFaultAround(t *testing.T) {
+	const pages = 100
+	c := homeCluster(t, 2, pages, true)
+	barrier(c, []protocol.HomeRange{{First: 0, Count: 90, Rank: 0}, {First: 90, Count: 10, Rank: 1}})
+	c.actions(0)
+	maps := func(r int) []Action {
+		var out []Action
+		for _, a := range c.actions(r) {
+			if a.Kind == ActMapReadOnly || a.Kind == ActMapReadWrite {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+	c.read(0, 0, 0, 1)
+	acts := maps(0)
+	require.Len(t, acts, 1+faultAround)
+	for i, a := range acts {
+		assert.Equal(t, uint32(i), a.Page)
+	}
+	c.read(0, 70, 0, 1)
+	acts = maps(0)
+	require.Len(t, acts, 20, "pages 70 to 89: page 90 is rank 1's")
+	assert.Equal(t, uint32(89), acts[19].Page)
+	assert.Equal(t, acts[0].Kind, acts[1].Kind, "mapped as the faulting read maps")
+	c.read(0, 64, 0, 1)
+	assert.Len(t, maps(0), 6, "pages 64 to 69: page 70 is mapped")
+	c.read(1, 0, 0, 1)
+	assert.Len(t, maps(1), 1, "a page fetched from its home maps alone")
+}

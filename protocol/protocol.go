@@ -231,12 +231,16 @@ type BarrierDepart struct {
 	Homes []HomeRange
 }
 
-// HomeRange places the home of Count pages from First at rank Rank.
+// HomeRange places the home of Count pages from First at rank Rank. A soft
+// placement is a first guess (where an allocation's pages are likely used):
+// a page one rank alone writes still moves to that rank later, and any
+// other placement of the page overrides it.
 type HomeRange struct {
 	_msgpack struct{} `msgpack:",as_array"`
 	First    uint32
 	Count    uint32
 	Rank     int
+	Soft     bool
 }
 
 // Type reports MsgBarrierDepart.

@@ -109,11 +109,11 @@ func TestCommands(t *testing.T) {
 		builds = append(builds, l.display(st.argv))
 	}
 	assert.Equal(t, []string{
-		"gcc -o bin/yardstick/sor-seq -O2 bench/kernels/sor_seq.c",
-		"mpicc -o bin/yardstick/sor-mpi -O2 bench/kernels/sor_mpi.c",
-		"bin/svmf cc -o bin/yardstick/sor-svm -O2 bench/kernels/sor_svm.c",
+		"gcc -o bin/yardstick/sor-seq -O2 -falign-loops=64 bench/kernels/sor_seq.c",
+		"mpicc -o bin/yardstick/sor-mpi -O2 -falign-loops=64 bench/kernels/sor_mpi.c",
+		"bin/svmf cc -o bin/yardstick/sor-svm -O2 -falign-loops=64 bench/kernels/sor_svm.c",
 	}, builds)
-	assert.Equal(t, "bin/svmf build -o bin/yardstick/shallow-seq -nodist -O2 svmfortran/compile/testdata/programs/shallow.f",
+	assert.Equal(t, "bin/svmf build -o bin/yardstick/shallow-seq -nodist -O2 -falign-loops=64 svmfortran/compile/testdata/programs/shallow.f",
 		l.display(l.steps(shallow, []way{sequential})[0].argv))
 }
 
@@ -261,8 +261,8 @@ func TestWriteYardstick(t *testing.T) {
 		"Red-black SOR (C):\n\n- sequential: `bin/x 0` — runs: 0.260, 0.250, 0.270\n- MPI 2 ranks: `bin/x 2` — runs: 0.130, 0.140, 0.120\n",
 		"- SVM 2 ranks: `bin/x 2` — runs: 1.000, failed\n- SVM 4 ranks: `bin/x 4` — runs: timed out\n",
 		"- MPI 8 ranks: `bin/b` — runs: 13.3\n",
-		"- `gcc -o bin/yardstick/sor-seq -O2 bench/kernels/sor_seq.c`\n",
-		"- `bin/svmf cc -o bin/yardstick/lock-svm -O2 bench/kernels/lock_svm.c`\n",
+		"- `gcc -o bin/yardstick/sor-seq -O2 -falign-loops=64 bench/kernels/sor_seq.c`\n",
+		"- `bin/svmf cc -o bin/yardstick/lock-svm -O2 -falign-loops=64 bench/kernels/lock_svm.c`\n",
 	} {
 		assert.Contains(t, md, want)
 	}

@@ -694,10 +694,12 @@ func (e *Engine) protect(h *host) {
 func (e *Engine) flush(h *host) {
 	rd := h.proto.Ready()
 	for i := 0; i < len(rd.Actions); {
-		// Protection changes of consecutive pages, back to back, take one
-		// ioctl: a close that protects a band of pages costs one call.
+		// Protection changes and mappings of consecutive pages, back to
+		// back, take one ioctl: a close that protects a band of pages, or
+		// a fault that maps a run of them, costs one call.
 		a, n := rd.Actions[i], 1
-		if a.Kind == lrc.ActWriteProtect || a.Kind == lrc.ActUnprotect {
+		switch a.Kind {
+		case lrc.ActWriteProtect, lrc.ActUnprotect, lrc.ActMapReadOnly, lrc.ActMapReadWrite:
 			for i+n < len(rd.Actions) && rd.Actions[i+n] == (lrc.Action{Kind: a.Kind, Page: a.Page + uint32(n)}) {
 				n++
 			}

@@ -203,7 +203,7 @@ func (e *Engine) act(h *host, a lrc.Action, count int) error {
 	case lrc.ActUnprotect:
 		err = retry(func() error { return uffd.WriteProtect(h.uffd, addr, size, 0) })
 	case lrc.ActMapReadOnly, lrc.ActMapReadWrite:
-		if err = e.populate(h, a.Page); err != nil {
+		if err = e.populate(h, a.Page, count); err != nil {
 			return err
 		}
 		mode := uint64(uffd.UFFDIO_CONTINUE_MODE_WP)
@@ -211,6 +211,15 @@ func (e *Engine) act(h *host, a lrc.Action, count int) error {
 			mode = 0
 		}
 		err = retry(func() error { return uffd.Continue(h.uffd, addr, size, mode) })
+		if errors.Is(err, unix.EEXIST) && count > 1 {
+			// Some page of the run is mapped already: one at a time.
+			for i := range count {
+				if err = e.act(h, lrc.Action{Kind: a.Kind, Page: a.Page + uint32(i)}, 1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 		if errors.Is(err, unix.EEXIST) {
 			// Already mapped (a second thread's fault on the page): make the
 			// protection what the protocol wants and wake the waiters.
@@ -239,18 +248,29 @@ func retry(f func() error) error {
 	}
 }
 
-// populate makes sure page p is in the rank's page cache, so that CONTINUE
-// can map it: a page never touched has none yet.
-func (e *Engine) populate(h *host, p uint32) error {
-	word, bit := p/64, uint64(1)<<(p%64)
-	if h.populated[word]&bit != 0 {
-		return nil
+// populate makes sure pages [first, first+count) are in the rank's page
+// cache, so that CONTINUE can map them: a page never touched has none yet.
+// Each run of pages not known to be there takes one call.
+func (e *Engine) populate(h *host, first uint32, count int) error {
+	has := func(p uint32) bool { return h.populated[p/64]&(1<<(p%64)) != 0 }
+	end := first + uint32(count)
+	for p := first; p < end; {
+		if has(p) {
+			p++
+			continue
+		}
+		q := p + 1
+		for q < end && !has(q) {
+			q++
+		}
+		off, n := int(p)*e.pageSize, int(q-p)*e.pageSize
+		if err := unix.Madvise(h.view[off:off+n], unix.MADV_POPULATE_WRITE); err != nil {
+			return fmt.Errorf("populating pages [%d,+%d): %w", p, q-p, err)
+		}
+		for ; p < q; p++ {
+			h.populated[p/64] |= 1 << (p % 64)
+		}
 	}
-	off := int(p) * e.pageSize
-	if err := unix.Madvise(h.view[off:off+e.pageSize], unix.MADV_POPULATE_WRITE); err != nil {
-		return fmt.Errorf("populating page %d: %w", p, err)
-	}
-	h.populated[word] |= bit
 	return nil
 }
 

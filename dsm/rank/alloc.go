@@ -76,6 +76,8 @@ type allocOp struct {
 	// small: the call asked for small objects of class.
 	small bool
 	class int
+	// size is the size an allocation asked for.
+	size uint64
 }
 
 // Alloc allocates size bytes collectively: every rank calls it in the same
@@ -140,6 +142,7 @@ func (r *Rank) startAlloc(what protocol.AllocOp, size, addr uint64) error {
 	if err := r.begin(op{kind: opAlloc}); err != nil {
 		return err
 	}
+	r.op.alloc.size = size
 	r.request(what, size, addr)
 	return nil
 }
@@ -162,10 +165,16 @@ func (r *Rank) allocated(rep *protocol.AllocReply) {
 		return
 	}
 	if !r.op.alloc.small {
+		if rep.Addr != 0 {
+			r.placeSpread(rep.Addr, r.op.alloc.size)
+		}
 		r.finish(rep.Addr, nil)
 		return
 	}
 	c := r.op.alloc.class
+	if rep.Addr != 0 {
+		r.placeAt(rep.Addr, r.cfg.ChunkSize, r.cfg.Rank)
+	}
 	for _, a := range rep.Objects {
 		r.objects.free[c] = append(r.objects.free[c], a-r.cfg.Base)
 	}
@@ -180,6 +189,46 @@ func (r *Rank) allocated(rep *protocol.AllocReply) {
 	}
 	off, _ := r.takeObject(c) // the answer holds at least one
 	r.finish(r.cfg.Base+off, nil)
+}
+
+// placeSpread guesses the homes of the pages wholly inside a new block
+// [addr, addr+size): one run of them per rank, in rank order, the layout
+// of an array split in bands or distributed by blocks, which the ranks
+// then initialise in place. The guess is soft (see protocol.HomeRange).
+func (r *Rank) placeSpread(addr, size uint64) {
+	first, end, ok := r.wholePages(addr, size)
+	if !ok {
+		return
+	}
+	n, nprocs := uint64(end-first), uint64(r.cfg.NProcs)
+	for i := range nprocs {
+		lo, hi := first+uint32(n*i/nprocs), first+uint32(n*(i+1)/nprocs)
+		if hi > lo {
+			r.placements = append(r.placements, protocol.HomeRange{First: lo, Count: hi - lo, Rank: int(i), Soft: true})
+		}
+	}
+}
+
+// placeAt guesses rank home as the home of the pages wholly inside
+// [addr, addr+size): a chunk of small objects that rank cuts and fills.
+func (r *Rank) placeAt(addr, size uint64, home int) {
+	if first, end, ok := r.wholePages(addr, size); ok {
+		r.placements = append(r.placements, protocol.HomeRange{First: first, Count: end - first, Rank: home, Soft: true})
+	}
+}
+
+// wholePages returns the pages [first, end) wholly inside [addr,
+// addr+size), and whether there are any (and homes to place).
+func (r *Rank) wholePages(addr, size uint64) (first, end uint32, ok bool) {
+	if !r.cfg.Homes || addr < r.cfg.Base {
+		return 0, 0, false
+	}
+	ps := uint64(r.cfg.PageSize)
+	lo, hi := (addr-r.cfg.Base+ps-1)/ps, (addr-r.cfg.Base+size)/ps
+	if hi <= lo || hi > uint64(r.cfg.Pages) {
+		return 0, 0, false
+	}
+	return uint32(lo), uint32(hi), true
 }
 
 func (r *Rank) takeObject(c int) (uint64, bool) {

@@ -622,40 +622,48 @@ func (r *Rank) completeBarrier(c *barrier.Complete) error {
 // mergePlacements merges the home placements the members of a barrier of
 // every rank asked for: within a rank a later placement of a page overrides
 // an earlier one; two ranks that place one page at different homes are an
-// error. The result covers each placed page once, in page order.
+// error. A soft placement (an allocation's first guess) gives way to any
+// other placement of the page, a soft one to the lowest rank's. The result
+// covers each placed page once, in page order.
 func mergePlacements(c *barrier.Complete) ([]protocol.HomeRange, error) {
 	type placed struct {
 		home, by int
+		soft     bool
 	}
 	var merged map[uint32]placed
 	for _, a := range c.Arrivals {
 		if len(a.Homes) == 0 {
 			continue
 		}
-		own := make(map[uint32]int)
+		own := make(map[uint32]placed)
 		for _, h := range a.Homes {
 			for p := h.First; p < h.First+h.Count; p++ {
-				own[p] = h.Rank
+				if prev, ok := own[p]; !ok || prev.soft || !h.Soft {
+					own[p] = placed{home: h.Rank, by: a.From, soft: h.Soft}
+				}
 			}
 		}
 		if merged == nil {
 			merged = make(map[uint32]placed, len(own))
 		}
-		for p, home := range own {
-			if prev, ok := merged[p]; ok && prev.home != home {
-				return nil, fmt.Errorf("barrier %d: ranks %d and %d place page %d at different homes (ranks %d and %d)", c.Barrier, prev.by, a.From, p, prev.home, home)
+		for p, pl := range own {
+			prev, ok := merged[p]
+			switch {
+			case !ok, prev.soft && !pl.soft, prev.soft && pl.soft && pl.by < prev.by:
+				merged[p] = pl
+			case !pl.soft && !prev.soft && prev.home != pl.home:
+				return nil, fmt.Errorf("barrier %d: ranks %d and %d place page %d at different homes (ranks %d and %d)", c.Barrier, prev.by, a.From, p, prev.home, pl.home)
 			}
-			merged[p] = placed{home: home, by: a.From}
 		}
 	}
 	var out []protocol.HomeRange
 	for _, p := range slices.Sorted(maps.Keys(merged)) {
-		home := merged[p].home
-		if n := len(out); n > 0 && out[n-1].Rank == home && uint64(out[n-1].First)+uint64(out[n-1].Count) == uint64(p) {
+		pl := merged[p]
+		if n := len(out); n > 0 && out[n-1].Rank == pl.home && out[n-1].Soft == pl.soft && uint64(out[n-1].First)+uint64(out[n-1].Count) == uint64(p) {
 			out[n-1].Count++
 			continue
 		}
-		out = append(out, protocol.HomeRange{First: p, Count: 1, Rank: home})
+		out = append(out, protocol.HomeRange{First: p, Count: 1, Rank: pl.home, Soft: pl.soft})
 	}
 	return out, nil
 }

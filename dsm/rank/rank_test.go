@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/svmcluster/svm/barrier"
 	"github.com/svmcluster/svm/protocol"
 )
 
@@ -149,7 +150,7 @@ func allocRanks(t *testing.T, n, pages int) []*Rank {
 
 // call runs an allocation or counter call at rank r to its end and returns
 // its answer and the messages it took.
-func call(t *testing.T, rs []*Rank, r int, start func() error) (uint64, error, int) {
+func call(t *testing.T, rs []*Rank, r int, start func() error) (uint64, int, error) {
 	t.Helper()
 	require.NoError(t, start())
 	msgs := 0
@@ -172,7 +173,7 @@ func call(t *testing.T, rs []*Rank, r int, start func() error) (uint64, error, i
 		take(e.To)
 	}
 	require.True(t, done, "the call did not finish")
-	return value, callErr, msgs
+	return value, msgs, callErr
 }
 
 // TestSmallObjects: small private allocations come from the rank's own
@@ -182,7 +183,7 @@ func TestSmallObjects(t *testing.T) {
 	rs := allocRanks(t, 3, 64)
 	seen := map[uint64]bool{}
 	for i := range 8 {
-		addr, err, msgs := call(t, rs, 1, func() error { return rs[1].Malloc(40) }) // class 64: 4 a chunk
+		addr, msgs, err := call(t, rs, 1, func() error { return rs[1].Malloc(40) }) // class 64: 4 a chunk
 		require.NoError(t, err)
 		assert.Zero(t, addr%64, "aligned to the class")
 		assert.False(t, seen[addr], "handed out twice")
@@ -194,31 +195,31 @@ func TestSmallObjects(t *testing.T) {
 		}
 	}
 	a, _, _ := call(t, rs, 2, func() error { return rs[2].Malloc(16) })
-	_, err, msgs := call(t, rs, 2, func() error { return rs[2].Free(a) })
+	_, msgs, err := call(t, rs, 2, func() error { return rs[2].Free(a) })
 	require.NoError(t, err)
 	assert.Zero(t, msgs, "its own object: back to its supply")
-	b, _, msgs := call(t, rs, 2, func() error { return rs[2].Malloc(10) })
+	b, msgs, _ := call(t, rs, 2, func() error { return rs[2].Malloc(10) })
 	assert.Equal(t, a, b)
 	assert.Zero(t, msgs)
 
-	_, err, msgs = call(t, rs, 0, func() error { return rs[0].Free(b) })
+	_, msgs, err = call(t, rs, 0, func() error { return rs[0].Free(b) })
 	require.NoError(t, err, "rank 0 frees rank 2's object")
 	assert.Zero(t, msgs, "at rank 0: no message")
 	c, _, _ := call(t, rs, 1, func() error { return rs[1].Malloc(16) })
 	assert.Equal(t, b, c, "rank 1 gets the freed object from rank 0")
 
-	big, err, msgs := call(t, rs, 1, func() error { return rs[1].Malloc(200) })
+	big, msgs, err := call(t, rs, 1, func() error { return rs[1].Malloc(200) })
 	require.NoError(t, err)
 	assert.Equal(t, 2, msgs, "a large allocation is rank 0's")
-	_, err, _ = call(t, rs, 2, func() error { return rs[2].Free(big) })
+	_, _, err = call(t, rs, 2, func() error { return rs[2].Free(big) })
 	require.NoError(t, err)
-	_, err, _ = call(t, rs, 2, func() error { return rs[2].Free(big) })
+	_, _, err = call(t, rs, 2, func() error { return rs[2].Free(big) })
 	assert.ErrorContains(t, err, "not the start of an allocation")
-	_, err, _ = call(t, rs, 2, func() error { return rs[2].Free(0x10) })
+	_, _, err = call(t, rs, 2, func() error { return rs[2].Free(0x10) })
 	assert.ErrorContains(t, err, "below the shared region")
-	_, err, _ = call(t, rs, 1, func() error { return rs[1].Free(c + 8) })
+	_, _, err = call(t, rs, 1, func() error { return rs[1].Free(c + 8) })
 	assert.ErrorContains(t, err, "not the start of an allocation")
-	_, err, _ = call(t, rs, 1, func() error { return rs[1].Malloc(1 << 20) })
+	_, _, err = call(t, rs, 1, func() error { return rs[1].Malloc(1 << 20) })
 	assert.ErrorContains(t, err, "no 1048576 free bytes")
 }
 
@@ -229,20 +230,20 @@ func TestCollectiveAllocAndCounters(t *testing.T) {
 	rs := allocRanks(t, 3, 64)
 	var addrs []uint64
 	for r := range 3 {
-		a, err, _ := call(t, rs, r, func() error { return rs[r].Alloc(100) })
+		a, _, err := call(t, rs, r, func() error { return rs[r].Alloc(100) })
 		require.NoError(t, err)
 		addrs = append(addrs, a)
 	}
 	assert.Equal(t, []uint64{0x1000, 0x1000, 0x1000}, addrs)
-	_, err, _ := call(t, rs, 0, func() error { return rs[0].Alloc(64) })
+	_, _, err := call(t, rs, 0, func() error { return rs[0].Alloc(64) })
 	require.NoError(t, err)
-	_, err, _ = call(t, rs, 1, func() error { return rs[1].Alloc(65) })
+	_, _, err = call(t, rs, 1, func() error { return rs[1].Alloc(65) })
 	assert.ErrorContains(t, err, "collective allocation #2: rank 1 asks 65 bytes where another rank asked 64")
 
 	got := map[uint64]bool{}
 	for i := range 9 {
 		r := i % 3
-		v, err, msgs := call(t, rs, r, func() error { return rs[r].FetchAdd(4, 1) })
+		v, msgs, err := call(t, rs, r, func() error { return rs[r].FetchAdd(4, 1) })
 		require.NoError(t, err)
 		assert.False(t, got[v])
 		got[v] = true
@@ -258,4 +259,76 @@ func TestCollectiveAllocAndCounters(t *testing.T) {
 	assert.ErrorContains(t, rs[0].Step(protocol.Envelope{From: 1, To: 0, Msg: &protocol.CounterRequest{ID: 1, Counter: 2}}), "rank 2 keeps it")
 	_, err = New(Config{Rank: 0, NProcs: 1, PageSize: 64, Pages: 1, ChunkSize: 100, Locks: 1, Barriers: 1, GCThreshold: 1}, make([]byte, 64))
 	assert.ErrorContains(t, err, "chunk size 100")
+}
+
+func TestMergePlacements(t *testing.T) {
+	hr := func(first, count uint32, rank int, soft bool) protocol.HomeRange {
+		return protocol.HomeRange{First: first, Count: count, Rank: rank, Soft: soft}
+	}
+	complete := func(homes ...[]protocol.HomeRange) *barrier.Complete {
+		c := &barrier.Complete{Barrier: 3}
+		for r, h := range homes {
+			c.Arrivals = append(c.Arrivals, barrier.Arrival{From: r, BarrierArrive: &protocol.BarrierArrive{Homes: h}})
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		name  string
+		homes [][]protocol.HomeRange
+		want  []protocol.HomeRange
+		err   string
+	}{
+		{"none", [][]protocol.HomeRange{nil, nil}, nil, ""},
+		{"agreeing", [][]protocol.HomeRange{{hr(0, 4, 1, false)}, {hr(2, 4, 1, false)}},
+			[]protocol.HomeRange{hr(0, 6, 1, false)}, ""},
+		{"conflicting", [][]protocol.HomeRange{{hr(0, 4, 0, false)}, {hr(3, 1, 1, false)}},
+			nil, "barrier 3: ranks 0 and 1 place page 3 at different homes (ranks 0 and 1)"},
+		{"later overrides earlier within a rank", [][]protocol.HomeRange{{hr(0, 4, 0, false), hr(1, 2, 1, false)}},
+			[]protocol.HomeRange{hr(0, 1, 0, false), hr(1, 2, 1, false), hr(3, 1, 0, false)}, ""},
+		{"hard beats soft, whoever comes first", [][]protocol.HomeRange{{hr(0, 4, 0, true)}, {hr(2, 4, 1, false)}, {hr(0, 1, 2, false), hr(0, 4, 2, true)}},
+			[]protocol.HomeRange{hr(0, 1, 2, false), hr(1, 1, 0, true), hr(2, 4, 1, false)}, ""},
+		{"soft conflicts go to the lowest rank", [][]protocol.HomeRange{{hr(0, 2, 0, true)}, {hr(0, 4, 1, true)}},
+			[]protocol.HomeRange{hr(0, 2, 0, true), hr(2, 2, 1, true)}, ""},
+		{"a soft guess does not undo a rank's own hard one", [][]protocol.HomeRange{{hr(0, 2, 1, false), hr(0, 4, 0, true)}},
+			[]protocol.HomeRange{hr(0, 2, 1, false), hr(2, 2, 0, true)}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := mergePlacements(complete(tc.homes...))
+			if tc.err != "" {
+				assert.EqualError(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// TestAllocationPlacesHomes: with homes, a large allocation's whole pages
+// are guessed split in rank order, and a chunk of small objects is guessed
+// homed at the rank that cuts it; all guesses soft.
+func TestAllocationPlacesHomes(t *testing.T) {
+	const pages = 64
+	var rs []*Rank
+	for r := range 3 {
+		rk, err := New(Config{Rank: r, NProcs: 3, PageSize: 64, Pages: pages, Base: 0x1000, ChunkSize: 256, Homes: true,
+			Locks: 8, Barriers: 4, GCThreshold: 1 << 20}, make([]byte, pages*64))
+		require.NoError(t, err)
+		rs = append(rs, rk)
+	}
+	for r := range 3 {
+		a, _, err := call(t, rs, r, func() error { return rs[r].Alloc(10*64 + 8) })
+		require.NoError(t, err)
+		require.Equal(t, uint64(0x1000), a)
+		assert.Equal(t, []protocol.HomeRange{
+			{First: 0, Count: 3, Rank: 0, Soft: true},
+			{First: 3, Count: 3, Rank: 1, Soft: true},
+			{First: 6, Count: 4, Rank: 2, Soft: true},
+		}, rs[r].placements, "rank %d", r)
+	}
+	rs[2].placements = nil
+	a, _, err := call(t, rs, 2, func() error { return rs[2].Malloc(16) })
+	require.NoError(t, err)
+	chunk := (a - 0x1000) / 64
+	assert.Equal(t, []protocol.HomeRange{{First: uint32(chunk), Count: 4, Rank: 2, Soft: true}}, rs[2].placements)
 }

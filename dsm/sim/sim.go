@@ -613,12 +613,14 @@ func (s *Sim) step(r *simRank) {
 }
 
 // written lists the tracked pages rank r's MMU has mapped writable: written
-// since they were last protected, or never protected.
+// since they were last protected, or never protected; and protects them
+// again, as the application's scan of its page tables does.
 func (s *Sim) written(r *simRank) []protocol.PageRange {
 	var written []uint32
 	for p, m := range r.mmu {
 		if m == permWrite && r.tracked[p] {
 			written = append(written, uint32(p))
+			r.mmu[p] = permRead
 		}
 	}
 	return protocol.Ranges(written)
@@ -763,6 +765,23 @@ func (s *Sim) Memory(r int) []byte { return s.ranks[r].mem }
 // Reference returns the reference memory.
 func (s *Sim) Reference() []byte { return s.ref }
 
+// homes describes home placements: " homes=[first+count@rank ...]", a
+// soft one marked ~.
+func homes(hs []protocol.HomeRange) string {
+	if len(hs) == 0 {
+		return ""
+	}
+	parts := make([]string, len(hs))
+	for i, h := range hs {
+		soft := ""
+		if h.Soft {
+			soft = "~"
+		}
+		parts[i] = fmt.Sprintf("%d+%d@%s%d", h.First, h.Count, soft, h.Rank)
+	}
+	return " homes=[" + strings.Join(parts, " ") + "]"
+}
+
 func describe(m protocol.Message) string {
 	switch m := m.(type) {
 	case *protocol.LockRequest:
@@ -774,9 +793,9 @@ func describe(m protocol.Message) string {
 		if len(m.Members) != 0 {
 			members = fmt.Sprint(m.Members)
 		}
-		return fmt.Sprintf("%v barrier=%d members=%s vt=%v intervals=%s", m.Type(), m.Barrier, members, m.VT, intervals(m.Intervals))
+		return fmt.Sprintf("%v barrier=%d members=%s vt=%v intervals=%s%s", m.Type(), m.Barrier, members, m.VT, intervals(m.Intervals), homes(m.Homes))
 	case *protocol.BarrierDepart:
-		return fmt.Sprintf("%v barrier=%d intervals=%s gc=%v", m.Type(), m.Barrier, intervals(m.Intervals), m.GC)
+		return fmt.Sprintf("%v barrier=%d intervals=%s gc=%v%s", m.Type(), m.Barrier, intervals(m.Intervals), m.GC, homes(m.Homes))
 	case *protocol.DiffRequest:
 		var parts []string
 		for _, p := range m.Pages {

@@ -106,6 +106,14 @@ func Written(pagemap int, start, end uintptr, buf []PageRegion, dst []PageRegion
 	return scan(pagemap, start, end, PM_SCAN_CHECK_WPASYNC, buf, dst)
 }
 
+// WrittenProtect is Written that also write-protects again, in the same
+// walk of the page tables, every page it reports: a write after it is
+// recorded anew, without the handler's help (and, since the caller protects
+// its own tables, without interrupting another CPU).
+func WrittenProtect(pagemap int, start, end uintptr, buf []PageRegion, dst []PageRegion) ([]PageRegion, error) {
+	return scan(pagemap, start, end, PM_SCAN_WP_MATCHING|PM_SCAN_CHECK_WPASYNC, buf, dst)
+}
+
 func scan(pagemap int, start, end uintptr, flags uint64, buf []PageRegion, dst []PageRegion) ([]PageRegion, error) {
 	for start < end {
 		arg := pmScanArg{

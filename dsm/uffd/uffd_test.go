@@ -148,6 +148,15 @@ func asyncChild() error {
 		return err
 	}
 	say(written()) // dropped unprotected: looks written
+	mem[0] = 7     // no fault
+	scanPage0 := func(f func(int, uintptr, uintptr, []PageRegion, []PageRegion) ([]PageRegion, error)) string {
+		rs, err := f(pagemap, testBase, testBase+uintptr(pageSize), make([]PageRegion, 8), nil)
+		return fmt.Sprint(len(rs), err)
+	}
+	say(scanPage0(WrittenProtect)) // page 0 written, and protected again
+	say(scanPage0(Written))        // not written since
+	mem[0] = 8                     // no fault
+	say(scanPage0(Written))        // written again
 	return nil
 }
 
@@ -399,10 +408,13 @@ func TestKernelFactsAsync(t *testing.T) {
 	}
 	report("written 1-2 5")
 	report("written 1-2")
+	report("1 <nil>") // WrittenProtect found page 0 written...
+	report("0 <nil>") // ...and protected it again
+	report("1 <nil>") // so the next write shows
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if view[0] != 5 || view[pageSize] != 6 {
-		t.Fatalf("the handler's view holds %d and %d, want 5 and 6", view[0], view[pageSize])
+	if view[0] != 8 || view[pageSize] != 6 {
+		t.Fatalf("the handler's view holds %d and %d, want 8 and 6", view[0], view[pageSize])
 	}
 }
