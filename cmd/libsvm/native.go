@@ -200,6 +200,13 @@ func svm_fetch_add(counter C.uint32_t, delta C.int64_t, old *C.int64_t) C.int {
 	})
 }
 
+//export svm_set_home
+func svm_set_home(p unsafe.Pointer, size C.size_t, home C.int) C.int {
+	return withNode("svm_set_home", func(n *dsm.Node) error {
+		return n.SetHome(dsm.Addr(uintptr(p)), int(size), int(home))
+	})
+}
+
 //export svm_validate
 func svm_validate(p unsafe.Pointer, size C.size_t, write C.int) C.int {
 	return withNode("svm_validate", func(n *dsm.Node) error {

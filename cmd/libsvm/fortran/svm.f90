@@ -84,6 +84,12 @@ module svm
       integer(c_int64_t), value :: delta
       integer(c_int64_t), intent(out) :: old
     end function
+    integer(c_int) function svm_set_home(p, size, home) bind(C, name="svm_set_home")
+      import :: c_int, c_ptr, c_size_t
+      type(c_ptr), value :: p
+      integer(c_size_t), value :: size
+      integer(c_int), value :: home
+    end function
     integer(c_int) function svm_validate(p, size, write) bind(C, name="svm_validate")
       import :: c_int, c_ptr, c_size_t
       type(c_ptr), value :: p

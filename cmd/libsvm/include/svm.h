@@ -97,6 +97,14 @@ int svm_fetch_add(uint32_t counter, int64_t delta, int64_t *old);
  * call writes into shared memory, or to fetch a range in one go. */
 int svm_validate(void *ptr, size_t size, int write);
 
+/* Place the home of the pages holding [ptr, ptr+size) at rank home (the
+ * home-based protocol: the home writes its pages in place, others send it
+ * their diffs and fetch whole pages from it). Takes effect at the next
+ * barrier of every rank; ranks that place one page at different homes before
+ * the same barrier make it fail. Without placements a page's home moves to
+ * the rank that alone wrote it between two barriers. */
+int svm_set_home(void *ptr, size_t size, int home);
+
 /* This rank's counters. Messages are protocol messages between ranks. */
 typedef struct svm_stats {
 	int64_t read_faults, write_faults, twins;

@@ -1,6 +1,6 @@
 /* The native calls of svm.h: allocation, sharing, locks, processor-set
- * barriers and shares, fetch-and-add, validate, statistics, and the error
- * message of a failed call. */
+ * barriers and shares, fetch-and-add, home placement, validate, statistics,
+ * and the error message of a failed call. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +70,29 @@ int main(void) {
 	int fd = open("/proc/self/cmdline", O_RDONLY);
 	if (fd < 0 || read(fd, buf, 100) <= 0) { perror("read into shared memory"); return 1; }
 	close(fd);
+
+	/* Pages placed one per rank, in reverse (an allocation's own guess is
+	 * in rank order): each rank writes its own in place, so the writes make
+	 * no diffs; every rank then reads every page. */
+	long ps = svm_page_size();
+	char *pages;
+	CHECK(svm_alloc(ps * np, (void **)&pages));
+	for (int r = 0; r < np; r++)
+		CHECK(svm_set_home(pages + r * ps, ps, np - 1 - r));
+	CHECK(svm_barrier(0));
+	svm_stats before, after;
+	CHECK(svm_get_stats(&before));
+	memset(pages + (np - 1 - me) * ps, 'a' + me, ps);
+	CHECK(svm_barrier(0));
+	CHECK(svm_get_stats(&after));
+	/* (With threads writing during calls, a home twins its pages too.) */
+	const char *threads = getenv("SVM_THREADS");
+	int funneled = threads == NULL || strcmp(threads, "multiple") != 0;
+	if (funneled && after.diffs_created != before.diffs_created) { fprintf(stderr, "writes to a page homed here made %ld diffs\n", (long)(after.diffs_created - before.diffs_created)); return 1; }
+	for (int r = 0; r < np; r++)
+		if (pages[r * ps] != 'a' + np - 1 - r || pages[r * ps + ps - 1] != 'a' + np - 1 - r) { fprintf(stderr, "page %d reads %c\n", r, pages[r * ps]); return 1; }
+	want_error(svm_set_home(pages, ps, np), "svm_set_home: set home: rank");
+	want_error(svm_set_home(&ps, sizeof ps, 0), "not inside the shared region");
 
 	want_error(svm_lock(-1), "svm_lock: lock -1 out of range");
 	want_error(svm_unlock(2), "which rank");
