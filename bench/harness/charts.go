@@ -54,7 +54,7 @@ func countChart(path string, q quantity, s summary) error {
 	var ours, tm, pvm plotter.Values
 	top := 1.0
 	for _, o := range s.outcomes {
-		r := o.passed(studyRanks)
+		r := o.counted()
 		if r == nil {
 			continue
 		}

@@ -99,7 +99,7 @@ func TestRunOnce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config{timeout: 200 * time.Millisecond, log: io.Discard}
-			r := runOnce(context.Background(), cfg, p, 4, "/bin/sh", []string{"-c", tc.script})
+			r := runOnce(context.Background(), cfg, p, 4, []string{"/bin/sh", "-c", tc.script})
 			if tc.err == "" {
 				assert.NoError(t, r.err)
 				return
@@ -140,6 +140,12 @@ func result(program string, ranks int, seconds float64, messages, bytes int64, b
 	}}
 }
 
+// homeless marks a canned run as the homeless protocol's.
+func homeless(r run) *run {
+	r.result.Protocol = "homeless"
+	return &r
+}
+
 func sorZero() program    { return programs[1] }
 func sorNonZero() program { return programs[2] }
 func ep() program         { return programs[0] }
@@ -153,19 +159,19 @@ func cannedSummary() summary {
 		outcomes: []outcome{
 			{prog: ep(), runs: []run{
 				result("ep", 0, 10, 0, 0, nil), result("ep", 1, 10.1, 0, 0, nil), result("ep", 2, 5, 4, 100, nil),
-				result("ep", 4, 2.5, 12, 300, nil), result("ep", 8, 1.25, 28, 700, map[string]int64{"LockRequest": 14, "LockGrant": 14}),
-			}},
+				result("ep", 4, 2.5, 12, 300, nil), result("ep", 8, 1.25, 20, 500, nil),
+			}, homeless: homeless(result("ep", 8, 1.25, 28, 700, map[string]int64{"LockRequest": 14, "LockGrant": 14}))},
 			{prog: sorZero(), runs: []run{
 				result("sor", 0, 2, 0, 0, nil), result("sor", 1, 2.04, 0, 0, nil), result("sor", 2, 1, 608, 146739, nil),
 				result("sor", 4, 0.5, 1824, 452608, nil),
-				result("sor", 8, 0.4, 3507, 254.5*1024, map[string]int64{"DiffRequest": 1600, "DiffResponse": 1600, "BarrierArrive": 307}),
-			}},
+				result("sor", 8, 0.4, 1000, 100*1024, nil),
+			}, homeless: homeless(result("sor", 8, 0.4, 3507, 254.5*1024, map[string]int64{"DiffRequest": 1600, "DiffResponse": 1600, "BarrierArrive": 307}))},
 			{prog: sorNonZero(), runs: []run{
 				result("sor", 0, 2, 0, 0, nil), result("sor", 1, 2.2, 0, 0, nil),
 				{ranks: 2, err: errors.New("exit status 1: rank 1:\nkilled")},
 				result("sor", 4, 1, 1836, 4616*1024, nil),
 				result("sor", 8, 1, 8000, 10000*1024, map[string]int64{"DiffRequest": 4000, "DiffResponse": 4000}),
-			}},
+			}, homeless: &run{ranks: 8, err: errors.New("exit status 1: rank 3: timed out")}},
 			{prog: programs[6], skipped: "no bench/qsort yet"},
 			{prog: programs[5], skipped: "no bench/tsp yet"},
 		},
@@ -192,17 +198,19 @@ func TestMainRow(t *testing.T) {
 			"program": "EP", "sequential s": "10.000", "8 ranks: s (speedup)": "1.250 (8.00)", "1-rank overhead": "1.010",
 			"messages": "28", "TreadMarks": "—", "PVM": "—", "÷TreadMarks": "—", "÷PVM": "—",
 			"KB": "0.7", "TreadMarks KB": "—", "KB ÷TreadMarks": "—", "dominant message": "LockGrant 50%",
+			"home messages": "20", "home KB": "0.5",
 		}},
 		{s.outcomes[1], map[string]string{
 			"program": "SOR-Zero", "problem": "a problem", "sequential s": "2.000", "1 rank: s (speedup)": "2.040 (0.98)",
 			"2 ranks: s (speedup)": "1.000 (2.00)", "8 ranks: s (speedup)": "0.400 (5.00)", "1-rank overhead": "1.020",
 			"messages": "3507", "TreadMarks": "7014", "PVM": "1414", "÷TreadMarks": "0.50", "÷PVM": "2.48",
 			"KB": "254", "TreadMarks KB": "509", "PVM KB": "8607", "KB ÷TreadMarks": "0.50", "KB ÷PVM": "0.03",
-			"dominant message": "DiffRequest 46%",
+			"dominant message": "DiffRequest 46%", "home messages": "1000", "home KB": "100",
 		}},
 		{s.outcomes[2], map[string]string{
 			"1-rank overhead": "1.100 ✗", "2 ranks: s (speedup)": "failed", "4 ranks: s (speedup)": "1.000 (2.00)",
-			"messages": "8000", "÷TreadMarks": "1.14 ✗", "÷PVM": "5.66", "KB ÷TreadMarks": "1.13 ✗", "KB ÷PVM": "1.16",
+			"messages": "failed", "÷TreadMarks": "—", "KB": "failed", "dominant message": "—",
+			"home messages": "8000", "home KB": "10000",
 		}},
 	} {
 		t.Run(tc.o.prog.title, func(t *testing.T) {
@@ -223,7 +231,7 @@ func TestReport(t *testing.T) {
 		"# SVM benchmarks\n",
 		"today, this machine.",
 		"Speedups on this 2-core machine say little beyond 2 ranks",
-		"at 8 ranks, summed over the ranks. TreadMarks and PVM are the study's counts",
+		"at 8 ranks, summed over the ranks, with the homeless protocol (svmf run -protocol homeless), the one the study measured; home messages and home KB are the home-based protocol's at the same rank count. TreadMarks and PVM are the study's counts",
 		"✗ marks a one-rank overhead above 1.03 and counts above TreadMarks': the goals.",
 		"- EP: the study publishes no counts for EP",
 		"- QSORT: not run: no bench/qsort yet.\n- TSP: not run: no bench/tsp yet.\n",
@@ -254,7 +262,7 @@ func TestReport(t *testing.T) {
 	md = b.String()
 	assert.Contains(t, md, "# SVM benchmarks (quick sizes)")
 	assert.Contains(t, md, "At the quick sizes the runs check that every program works")
-	assert.Contains(t, md, "at 4 ranks, summed over the ranks. ✗ marks a one-rank overhead above 1.03: the goal.")
+	assert.Contains(t, md, "home KB are the home-based protocol's at the same rank count. ✗ marks a one-rank overhead above 1.03: the goal.")
 	for _, absent := range []string{"TreadMarks", "PVM", "we run 2^24 pairs", "study's own"} {
 		assert.NotContains(t, md, absent, "quick sizes are not compared with the study")
 	}

@@ -291,6 +291,9 @@ func writeFiles(dir, name string, s summary) error {
 				results = append(results, *r.result)
 			}
 		}
+		if r := o.counted(); r != nil {
+			results = append(results, *r)
+		}
 	}
 	return writeJSON(filepath.Join(dir, name+".json"), results)
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -38,6 +39,18 @@ type outcome struct {
 	skipped string // why it did not run; empty if it did
 	build   error  // why it did not build; nil if it did
 	runs    []run  // the sequential run, then one per rank count
+	// homeless is the job at the largest rank count with TreadMarks'
+	// homeless protocol, whose counts are set beside the study's.
+	homeless *run
+}
+
+// counted returns the result whose messages and bytes are set beside the
+// study's: the homeless job's, if it passed.
+func (o outcome) counted() *report.Result {
+	if o.homeless != nil && o.homeless.err == nil {
+		return o.homeless.result
+	}
+	return nil
 }
 
 // run is one execution: the sequential program (ranks 0) or a job under
@@ -141,16 +154,27 @@ func measure(ctx context.Context, cfg config) ([]outcome, error) {
 			continue
 		}
 		args := p.args(cfg.quick)
-		o.runs = append(o.runs, runOnce(ctx, cfg, p, 0, exe, append([]string{"-seq"}, args...)))
-		for _, n := range cfg.ranks {
-			job := []string{"run", "-np", strconv.Itoa(n)}
+		o.runs = append(o.runs, runOnce(ctx, cfg, p, 0, append([]string{exe, "-seq"}, args...)))
+		job := func(n int, flags ...string) []string {
+			argv := append([]string{svmf, "run", "-np", strconv.Itoa(n)}, flags...)
 			if cfg.quick {
 				// Small problems never reach the default threshold: collect
 				// often, so that CI exercises garbage collection too.
-				job = append(job, "-gc-threshold", quickGCThreshold)
+				argv = append(argv, "-gc-threshold", quickGCThreshold)
 			}
-			job = append(append(job, exe), args...)
-			o.runs = append(o.runs, runOnce(ctx, cfg, p, n, svmf, job))
+			return append(append(argv, exe), args...)
+		}
+		for _, n := range cfg.ranks {
+			o.runs = append(o.runs, runOnce(ctx, cfg, p, n, job(n)))
+		}
+		if len(cfg.ranks) > 0 {
+			n := slices.Max(cfg.ranks)
+			r := judgeResult(execute(ctx, cfg.timeout, job(n, "-protocol", "homeless")), p.name, n)
+			if r.result != nil {
+				r.result.Protocol = "homeless"
+			}
+			fmt.Fprintf(cfg.log, "%s, %s, homeless: %s\n", p.label(), rankWords(n), r.summary())
+			o.homeless = &r
 		}
 		outs = append(outs, o)
 	}
@@ -158,8 +182,8 @@ func measure(ctx context.Context, cfg config) ([]outcome, error) {
 }
 
 // runOnce runs one program or job and judges it (judgeResult).
-func runOnce(ctx context.Context, cfg config, p program, ranks int, name string, args []string) run {
-	r := judgeResult(execute(ctx, cfg.timeout, append([]string{name}, args...)), p.name, ranks)
+func runOnce(ctx context.Context, cfg config, p program, ranks int, argv []string) run {
+	r := judgeResult(execute(ctx, cfg.timeout, argv), p.name, ranks)
 	fmt.Fprintf(cfg.log, "%s, %s: %s\n", p.label(), rankWords(ranks), r.summary())
 	return r
 }

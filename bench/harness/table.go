@@ -53,6 +53,9 @@ func (s summary) failures() []string {
 				lines = append(lines, fmt.Sprintf("%s, %s: %v", o.prog.label(), rankWords(r.ranks), r.err))
 			}
 		}
+		if r := o.homeless; r != nil && r.err != nil {
+			lines = append(lines, fmt.Sprintf("%s, %s, homeless: %v", o.prog.label(), rankWords(r.ranks), r.err))
+		}
 	}
 	return lines
 }
@@ -76,7 +79,7 @@ func writeReport(w io.Writer, s summary) error {
 	}
 	p.table(mainTable(s))
 	p.printf("\nSpeedup is the sequential time over the job's; the one-rank overhead is the 1-rank time over the sequential time. ")
-	p.printf("Messages, KB (1024 bytes) and the dominant message type (with its share of the messages) are for the timed part at %d ranks, summed over the ranks. ", s.countRanks())
+	p.printf("Speedups are the default, home-based protocol's. Messages, KB (1024 bytes) and the dominant message type (with its share of the messages) are for the timed part at %d ranks, summed over the ranks, with the homeless protocol (svmf run -protocol homeless), the one the study measured; home messages and home KB are the home-based protocol's at the same rank count. ", s.countRanks())
 	if s.compares() {
 		p.printf("TreadMarks and PVM are the study's counts on %d processors (— where it gives none); ÷TreadMarks and ÷PVM are ours over theirs. ", studyRanks)
 		p.printf("%s marks a one-rank overhead above %.2f and counts above TreadMarks': the goals.\n", mark, overheadGoal)
@@ -139,6 +142,9 @@ func mainTable(s summary) *table {
 		}
 	}
 	t.column("dominant message", left)
+	for _, q := range quantities {
+		t.column("home "+q.name, right)
+	}
 	for _, o := range s.outcomes {
 		if o.skipped == "" {
 			t.row(mainRow(s, o))
@@ -171,11 +177,14 @@ func mainRow(s summary, o outcome) []string {
 		}
 		row = append(row, cell)
 	}
-	at := o.passed(s.countRanks())
+	at := o.counted()
 	for _, q := range quantities {
-		cell := status(o, s.countRanks())
-		if at != nil {
+		cell := "—"
+		switch {
+		case at != nil:
 			cell = q.format(q.ours(at))
+		case o.build != nil || o.homeless != nil:
+			cell = "failed"
 		}
 		row = append(row, cell)
 		if s.compares() {
@@ -187,7 +196,16 @@ func mainRow(s summary, o outcome) []string {
 	if at != nil {
 		dom = dominant(at)
 	}
-	return append(row, dom)
+	row = append(row, dom)
+	home := o.passed(s.countRanks())
+	for _, q := range quantities {
+		cell := status(o, s.countRanks())
+		if home != nil {
+			cell = q.format(q.ours(home))
+		}
+		row = append(row, cell)
+	}
+	return row
 }
 
 // studyTable sets our sequential time and speedup at 8 ranks beside the

@@ -45,6 +45,9 @@ type Result struct {
 	// Checksum is what a program of bench/kernels computed from its
 	// answer: every way of running a kernel must print the same one.
 	Checksum string `json:"checksum,omitempty"`
+	// Protocol is "homeless" for a job run with TreadMarks' protocol;
+	// empty for the default (home-based) one.
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // Prefix starts every result line.
