@@ -56,12 +56,15 @@ func slurmEngineCommand(stderr io.Writer) (int, error) {
 		defer m.close()
 		cfg.Remote = m
 	}
-	// The socket appears with the engine: the ranks join from then on.
+	// The ranks join once the engine is ready.
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return 1, fmt.Errorf("job %s: node %s: %w", step.ID(), step.Node, err)
 	}
 	defer eng.Close()
+	if err := os.WriteFile(step.Ready(), nil, 0o600); err != nil {
+		return 1, fmt.Errorf("job %s: %w", step.ID(), err)
+	}
 	events := make(chan meshEvent, 1)
 	if m != nil {
 		events = m.serve(eng)

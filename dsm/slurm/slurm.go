@@ -119,9 +119,12 @@ func (s Step) Dir() string {
 	return filepath.Join(os.TempDir(), fmt.Sprintf("svm-slurm-%d-%s", os.Getuid(), s.ID()))
 }
 
-// Socket is the engine's socket in Dir; the engine creates it when it is
-// ready for the ranks.
+// Socket is the engine's socket in Dir.
 func (s Step) Socket() string { return filepath.Join(s.Dir(), "engine.sock") }
+
+// Ready is the file the engine creates in Dir once it listens on Socket:
+// the socket's file exists a moment before it takes connections.
+func (s Step) Ready() string { return filepath.Join(s.Dir(), "ready") }
 
 // Port is the TCP port of this node's engine for the other nodes' engines:
 // base plus this node's index in the step, base from EnvPort or else from
@@ -177,7 +180,7 @@ func Attach(ctx context.Context, getenv func(string) string) (socket string, ran
 		if err := checkOwnDir(s.Dir()); err != nil {
 			return "", 0, err
 		}
-		if _, err := os.Stat(s.Socket()); err == nil {
+		if _, err := os.Stat(s.Ready()); err == nil {
 			return s.Socket(), s.Rank, nil
 		}
 		select {
