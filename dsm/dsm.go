@@ -34,6 +34,7 @@ import (
 
 	"github.com/svmcluster/svm/dsm/internal/ctl"
 	"github.com/svmcluster/svm/dsm/internal/link"
+	"github.com/svmcluster/svm/dsm/slurm"
 	"github.com/svmcluster/svm/dsm/uffd"
 	"github.com/svmcluster/svm/protocol"
 )
@@ -134,20 +135,16 @@ type joinOptions struct{ funneled bool }
 func Funneled() Option { return func(o *joinOptions) { o.funneled = true } }
 
 // Join joins the job this process was started in, using the environment
-// set by svmf run or svmd, and maps the shared region.
+// set by svmf run or svmd, or by Slurm's srun (one job per job step), and
+// maps the shared region.
 func Join(ctx context.Context, opts ...Option) (*Node, error) {
 	var o joinOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
-	socket := os.Getenv(EnvSocket)
-	rankStr := os.Getenv(EnvRank)
-	if socket == "" || rankStr == "" {
-		return nil, fmt.Errorf("dsm: join: %s and %s are not set: start the program with svmf run", EnvSocket, EnvRank)
-	}
-	r, err := strconv.Atoi(rankStr)
+	socket, r, err := jobOf(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("dsm: join: %s=%q is not a rank", EnvRank, rankStr)
+		return nil, err
 	}
 	type result struct {
 		n   *Node
@@ -169,6 +166,29 @@ func Join(ctx context.Context, opts ...Option) (*Node, error) {
 		}()
 		return nil, fmt.Errorf("dsm: join: %w", ctx.Err())
 	}
+}
+
+// jobOf finds the engine socket and the rank of this process: from the
+// environment svmf run and svmd set, else, in a task started by Slurm's
+// srun, from the engine of the job step on this node (package slurm).
+func jobOf(ctx context.Context) (string, int, error) {
+	socket := os.Getenv(EnvSocket)
+	rankStr := os.Getenv(EnvRank)
+	if socket == "" && rankStr == "" && slurm.InStep(os.Getenv) {
+		socket, r, err := slurm.Attach(ctx, os.Getenv)
+		if err != nil {
+			return "", 0, fmt.Errorf("dsm: join: %w", err)
+		}
+		return socket, r, nil
+	}
+	if socket == "" || rankStr == "" {
+		return "", 0, fmt.Errorf("dsm: join: %s and %s are not set: start the program with svmf run (or srun)", EnvSocket, EnvRank)
+	}
+	r, err := strconv.Atoi(rankStr)
+	if err != nil {
+		return "", 0, fmt.Errorf("dsm: join: %s=%q is not a rank", EnvRank, rankStr)
+	}
+	return socket, r, nil
 }
 
 func join(socket string, r int, o joinOptions) (*Node, error) {

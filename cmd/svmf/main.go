@@ -22,6 +22,11 @@ commands:
   build   compile an SVM-Fortran program (svmf build -h)
   cc      compile and link a C program against libsvm (svmf cc -h)
   fc      compile and link a Fortran program against libsvm (svmf fc -h)
+
+A program built against SVM and started by Slurm's srun runs as one job per
+job step: its first task on each node starts "svmf slurm-engine" (found on
+PATH, or at $SVM_SVMF), the node's engine, with svmf run's engine flags
+from $SVM_SLURM_FLAGS.
 `
 
 func main() {
@@ -59,6 +64,8 @@ func run(args []string, stdout, stderr io.Writer) (int, error) {
 		return buildCommand(args[1:], stdout, stderr)
 	case "cc", "fc":
 		return compileCommand(args[0], args[1:], stdout, stderr)
+	case "slurm-engine":
+		return slurmEngineCommand(stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0, nil

@@ -74,13 +74,41 @@ type runFlags struct {
 }
 
 func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
+	fs, f := runFlagSet(stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2, err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return 2, errors.New("run: no program given")
+	}
+	if f.hosts != "" || f.hostfile != "" {
+		return submitCommand(*f, fs.Arg(0), fs.Args()[1:], stdout, stderr)
+	}
+	if f.daemon != "" {
+		return 2, errors.New("run: --daemon needs --hosts or --hostfile")
+	}
+	settings, err := f.settings()
+	if err != nil {
+		return 2, fmt.Errorf("run: %w", err)
+	}
+	prog, err := exec.LookPath(fs.Arg(0))
+	if err != nil {
+		return 2, fmt.Errorf("run: %w", err)
+	}
+	return runJob(engine.Config{Settings: settings}, *f, prog, fs.Args()[1:], stdout, stderr)
+}
+
+// runFlagSet defines svmf run's flags, which the engines of a Slurm step
+// take too (slurm.EnvFlags).
+func runFlagSet(stderr io.Writer) (*flag.FlagSet, *runFlags) {
 	fs := flag.NewFlagSet("svmf run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, runUsage)
 		fs.PrintDefaults()
 	}
-	var f runFlags
+	f := &runFlags{}
 	fs.IntVar(&f.np, "np", 0, "number of ranks (required)")
 	fs.StringVar(&f.hosts, "hosts", "", "run across nodes: NODE[:SLOTS],... (through svmd)")
 	fs.StringVar(&f.hostfile, "hostfile", "", "run across the nodes listed in FILE (through svmd)")
@@ -100,28 +128,7 @@ func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
 	fs.BoolVar(&f.stats, "stats", false, "at the end, print every rank's faults, fetches, diffs, messages and waits on stderr")
 	fs.StringVar(&f.statsJSON, "stats-json", "", "at the end, write the same figures as JSON to `FILE`")
 	fs.DurationVar(&f.killAfter, "kill-after", 2*time.Second, "how long stopped ranks get between SIGTERM and SIGKILL")
-	if err := fs.Parse(args); err != nil {
-		return 2, err
-	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2, errors.New("run: no program given")
-	}
-	if f.hosts != "" || f.hostfile != "" {
-		return submitCommand(f, fs.Arg(0), fs.Args()[1:], stdout, stderr)
-	}
-	if f.daemon != "" {
-		return 2, errors.New("run: --daemon needs --hosts or --hostfile")
-	}
-	settings, err := f.settings()
-	if err != nil {
-		return 2, fmt.Errorf("run: %w", err)
-	}
-	prog, err := exec.LookPath(fs.Arg(0))
-	if err != nil {
-		return 2, fmt.Errorf("run: %w", err)
-	}
-	return runJob(engine.Config{Settings: settings}, f, prog, fs.Args()[1:], stdout, stderr)
+	return fs, f
 }
 
 // settings are the job's settings from the flags, checked as svmd checks
