@@ -12,16 +12,28 @@ import (
 // before it sleeps.
 const spinFor = 200 * time.Microsecond
 
-// pinThread binds the calling goroutine, and the thread it keeps for good,
-// to cpu. The threads that serve a bound rank run on the rank's CPU: a
-// rank that calls or faults leaves that CPU free, and a thread woken there
-// starts at once, where waking one whose CPU went idle costs tens of
-// microseconds on a virtual machine.
-func pinThread(cpu int) {
+// pinThread binds the calling goroutine, and its thread, to cpu until the
+// returned unpin is called. The threads that serve a bound rank run on the
+// rank's CPU: a rank that calls or faults leaves that CPU free, and a
+// thread woken there starts at once, where waking one whose CPU went idle
+// costs tens of microseconds on a virtual machine.
+//
+// unpin gives the thread back to the runtime with its former CPU set
+// rather than let it end with the goroutine: a thread that ends sends
+// SIGKILL to every process it forked with Pdeathsig, as ranks are (package
+// launch), and any runtime thread may have forked one.
+func pinThread(cpu int) (unpin func()) {
 	runtime.LockOSThread()
-	var set unix.CPUSet
-	set.Set(cpu)
-	unix.SchedSetaffinity(0, &set) // best effort: unbound is only slower
+	var old, one unix.CPUSet
+	if unix.SchedGetaffinity(0, &old) != nil {
+		return runtime.UnlockOSThread // unbound is only slower
+	}
+	one.Set(cpu)
+	unix.SchedSetaffinity(0, &one) // best effort, as above
+	return func() {
+		unix.SchedSetaffinity(0, &old)
+		runtime.UnlockOSThread()
+	}
 }
 
 // usableCPUs is the number of CPUs this process may run on.

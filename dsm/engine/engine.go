@@ -337,7 +337,9 @@ func (e *Engine) accept() {
 // application has just left the CPU free.
 func (e *Engine) serve(c *link.Conn) {
 	var h *host
+	unpin := func() {}
 	defer func() {
+		unpin()
 		if h != nil && h.readerDone != nil {
 			close(h.readerDone)
 		}
@@ -352,7 +354,7 @@ func (e *Engine) serve(c *link.Conn) {
 			yielded = now
 		}
 		if connected && c.Buffered() {
-			if !e.serveRequest(c, &h) {
+			if !e.serveRequest(c, &h, &unpin) {
 				connected = false
 			}
 			continue
@@ -380,7 +382,7 @@ func (e *Engine) serve(c *link.Conn) {
 			switch {
 			case p.Revents == 0:
 			case connected && int(p.Fd) == c.FD():
-				if !e.serveRequest(c, &h) {
+				if !e.serveRequest(c, &h, &unpin) {
 					connected = false
 				}
 			case h != nil && int(p.Fd) == h.uffd:
@@ -393,9 +395,9 @@ func (e *Engine) serve(c *link.Conn) {
 }
 
 // serveRequest reads and runs one request on c, whose application joined
-// as *h (nil before it joins). It returns false when the connection has
-// ended.
-func (e *Engine) serveRequest(c *link.Conn, h **host) bool {
+// as *h (nil before it joins); a join of a bound rank pins the thread to
+// its CPU and sets *unpin. It returns false when the connection has ended.
+func (e *Engine) serveRequest(c *link.Conn, h **host, unpin *func()) bool {
 	var req link.Request
 	fds, err := c.Recv(&req)
 	if err != nil {
@@ -412,7 +414,7 @@ func (e *Engine) serveRequest(c *link.Conn, h **host) bool {
 			return false
 		}
 		if (*h).bound {
-			pinThread((*h).cpu)
+			*unpin = pinThread((*h).cpu)
 		}
 		return true
 	}

@@ -53,7 +53,9 @@ type Process struct {
 
 // Start starts the rank in its own process group, which dies with the
 // caller (SIGKILL on the parent's death) and receives signals only through
-// it.
+// it. The kernel sends that SIGKILL when the thread that forked the rank
+// ends, not the process: no goroutine of the caller may end while locked
+// to its thread (the runtime would end the thread with it).
 func Start(r Rank) (*Process, error) {
 	cmd := exec.Command(r.Program, r.Args...)
 	env := r.Env
@@ -103,9 +105,10 @@ func startOn(cmd *exec.Cmd, r Rank) error {
 		return fmt.Errorf("binding rank %d to CPU %d: %w", r.Rank, r.CPU, err)
 	}
 	err := cmd.Start()
-	if unix.SchedSetaffinity(0, &old) == nil {
-		runtime.UnlockOSThread()
-	} // else the thread dies with the goroutine rather than run bound
+	// Given back even if still bound (only slower): a thread that ended
+	// would take the rank with it (Pdeathsig).
+	unix.SchedSetaffinity(0, &old)
+	runtime.UnlockOSThread()
 	return err
 }
 
