@@ -520,6 +520,15 @@ func (n *Node) FetchAdd(c uint32, delta int64) (int64, error) {
 	return int64(rep.Value), err
 }
 
+// WaitCounter sleeps until shared counter c is at least until (FetchAdd
+// calls of other ranks get it there) and returns its value then. Like
+// FetchAdd it orders no memory. A job whose every running rank waits, in
+// WaitCounter or in a lock or barrier, ends as deadlocked.
+func (n *Node) WaitCounter(c uint32, until int64) (int64, error) {
+	rep, err := n.call(link.Request{Op: link.OpWaitCounter, ID: c, Delta: until})
+	return int64(rep.Value), err
+}
+
 // SetHome places the home of the pages holding [a, a+size) at rank home:
 // the rank whose copy of them is the master, which writes them in place and
 // to which the others send their changes and turn for whole pages. Place
