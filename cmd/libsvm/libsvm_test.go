@@ -142,7 +142,7 @@ func TestCompilerWrappers(t *testing.T) {
 	r := svmf(t, t.TempDir(), time.Minute, "cc", "--show", "-o", "prog", "prog.c")
 	ok(t, r)
 	inc, lib := filepath.Join(prefix, "include"), filepath.Join(prefix, "lib")
-	assert.Equal(t, "gcc -I"+inc+" -o prog prog.c -no-pie -L"+lib+" -lsvm -lpthread\n", r.stdout)
+	assert.Equal(t, "gcc -I"+inc+" -Wno-error=implicit-function-declaration -Wno-error=implicit-int -Wno-error=incompatible-pointer-types -Werror=int-conversion -o prog prog.c -no-pie -L"+lib+" -lsvm -lpthread\n", r.stdout)
 	r = svmf(t, t.TempDir(), time.Minute, "fc", "--show", "-c", "prog.f90")
 	ok(t, r)
 	assert.Equal(t, "gfortran -I"+inc+" -fcray-pointer -c prog.f90\n", r.stdout, "compiling only: no link flags")
