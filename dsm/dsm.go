@@ -391,6 +391,9 @@ func (n *Node) NProcs() int { return n.nprocs }
 // PageSize returns the size of a page of shared memory.
 func (n *Node) PageSize() int { return n.pageSize }
 
+// RegionSize returns the size of the shared region in bytes.
+func (n *Node) RegionSize() int { return int(n.size) }
+
 // Locks returns the job's lock count: lock ids are 0..Locks()-1.
 func (n *Node) Locks() int { return int(n.locks) }
 
@@ -611,6 +614,13 @@ func (n *Node) Unlock(id int) error {
 	delete(n.held, id)
 	n.mu.Unlock()
 	return nil
+}
+
+// Holds reports whether this rank holds lock id.
+func (n *Node) Holds(id int) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.held[id]
 }
 
 // Barrier waits until every rank has called Barrier(id) (0 <= id < the job's
