@@ -120,7 +120,8 @@ void Tmk_lock_release(unsigned id);
  * returns holding the lock again, seeing what the waker wrote before it
  * woke it. Signal wakes the longest waiter, broadcast all of them; either
  * may be called with the lock held or not. Waiters loop on their
- * condition, as with TreadMarks: another process may take the lock first. */
+ * condition, as with TreadMarks: another process may take the lock first.
+ * A waiter sleeps on fetch-and-add counter 2^30 + its process id. */
 void Tmk_lock_cond_wait(unsigned lock_id, unsigned cond_id);
 void Tmk_lock_cond_signal(unsigned lock_id, unsigned cond_id);
 void Tmk_lock_cond_broadcast(unsigned lock_id, unsigned cond_id);
