@@ -411,6 +411,9 @@ func (n *Node) NProcs() int { return n.nprocs }
 // PageSize returns the size of a page of shared memory.
 func (n *Node) PageSize() int { return n.pageSize }
 
+// RegionSize returns the size of the shared region in bytes.
+func (n *Node) RegionSize() int { return int(n.size) }
+
 // Locks returns the job's lock count: lock ids are 0..Locks()-1.
 func (n *Node) Locks() int { return int(n.locks) }
 
@@ -540,6 +543,15 @@ func (n *Node) FetchAdd(c uint32, delta int64) (int64, error) {
 	return int64(rep.Value), err
 }
 
+// WaitCounter sleeps until shared counter c is at least until (FetchAdd
+// calls of other ranks get it there) and returns its value then. Like
+// FetchAdd it orders no memory. A job whose every running rank waits, in
+// WaitCounter or in a lock or barrier, ends as deadlocked.
+func (n *Node) WaitCounter(c uint32, until int64) (int64, error) {
+	rep, err := n.call(link.Request{Op: link.OpWaitCounter, ID: c, Delta: until})
+	return int64(rep.Value), err
+}
+
 // SetHome places the home of the pages holding [a, a+size) at rank home:
 // the rank whose copy of them is the master, which writes them in place and
 // to which the others send their changes and turn for whole pages. Place
@@ -622,6 +634,13 @@ func (n *Node) Unlock(id int) error {
 	delete(n.held, id)
 	n.mu.Unlock()
 	return nil
+}
+
+// Holds reports whether this rank holds lock id.
+func (n *Node) Holds(id int) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.held[id]
 }
 
 // Barrier waits until every rank has called Barrier(id) (0 <= id < the job's

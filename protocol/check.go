@@ -40,7 +40,11 @@ func (l Limits) Check(m Message) error {
 		err = l.checkPageResponse(m)
 	case *HomeDiffs:
 		err = l.checkHomeDiffs(m)
-	case *AllocReply, *CounterRequest, *CounterReply:
+	case *CounterRequest:
+		if m.Wait && m.Delta != 0 {
+			err = fmt.Errorf("a counter wait adds %d: it must add nothing", m.Delta)
+		}
+	case *AllocReply, *CounterReply:
 	case nil:
 		return errors.New("nil message")
 	default:

@@ -335,12 +335,17 @@ func (m *AllocReply) Type() MsgType { return MsgAllocReply }
 // CounterRequest asks the engine of a counter's manager (rank Counter mod
 // the job's size) to add Delta to the counter and return the value it had:
 // the shared counter of self-scheduled loops, in one round trip. Counters
-// start at 0 and order no memory.
+// start at 0 and order no memory. With Wait, the manager adds nothing and
+// answers, with the counter's value, once it is at least Until: a rank
+// sleeps there until others have added enough (libsvm's condition
+// variables park a waiter this way).
 type CounterRequest struct {
 	_msgpack struct{} `msgpack:",as_array"`
 	ID       uint32
 	Counter  uint32
 	Delta    int64
+	Wait     bool
+	Until    int64
 }
 
 // Type reports MsgCounterRequest.

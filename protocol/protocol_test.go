@@ -89,6 +89,9 @@ func randMessage(rng *rand.Rand, n int, pages uint32) Message {
 		}
 		return m
 	case 9:
+		if rng.IntN(2) == 0 {
+			return &CounterRequest{ID: rng.Uint32(), Counter: rng.Uint32(), Wait: true, Until: rng.Int64() - rng.Int64()}
+		}
 		return &CounterRequest{ID: rng.Uint32(), Counter: rng.Uint32(), Delta: rng.Int64() - rng.Int64()}
 	case 10:
 		return &CounterReply{ID: rng.Uint32(), Value: rng.Int64() - rng.Int64()}
@@ -200,7 +203,8 @@ func TestWireFormat(t *testing.T) {
 		{&BarrierDepart{Barrier: 1, Episode: 4, Homes: []HomeRange{{First: 8, Count: 2, Rank: 1, Soft: true}}}, "05970104c0c2c200" + "91940802" + "01c3"},
 		{&DiffRequest{ID: 9, Pages: []PageIntervals{{Page: 5, Intervals: []IntervalID{{Rank: 0, Index: 1}}}}}, "0692099193059192" + "0001c2"},
 		{&DiffResponse{ID: 9, Pages: []PageDiffs{{Page: 5, Diffs: []IntervalDiff{{Interval: IntervalID{Rank: 0, Index: 1}, Diff: []byte{0, 0, 0xaa}}}}}}, "0792099193059192920001c403" + "0000aac0"},
-		{&CounterRequest{ID: 2, Counter: 7, Delta: -1}, "0a930207ff"},
+		{&CounterRequest{ID: 2, Counter: 7, Delta: -1}, "0a950207ffc200"},
+		{&CounterRequest{ID: 2, Counter: 7, Wait: true, Until: 3}, "0a95020700c303"},
 		{&CounterReply{ID: 2, Value: 300}, "0b9202cd012c"},
 		{&PageRequest{ID: 3, Pages: []PageNeed{{Page: 5, Need: []IntervalID{{Rank: 1, Index: 4}}}}, Epoch: 2}, "0c930391920591920104" + "02"},
 		{&PageResponse{ID: 3, Pages: []PageCopy{{Page: 5, Data: []byte{1, 2}}}}, "0d9203919205c4020102"},

@@ -114,13 +114,44 @@ func misused(t *testing.T, exe string, cases map[string]string) {
 	}
 }
 
+// TestTreadMarksInterface: a K&R program using every call of Tmk.h
+// (condition variables in a bounded buffer and a work queue, Tmk_sbrk and
+// Tmk_distribute from the last process, the scheduler, Tmk_stat) checks
+// each answer against the sequential one on 1, 2 and 4 processes.
+func TestTreadMarksInterface(t *testing.T) {
+	exe := build(t, "cc", "tmkall.c")
+	for _, np := range []string{"1", "2", "4"} {
+		r := svmf(t, t.TempDir(), time.Minute, "run", "-np", np, exe)
+		ok(t, r)
+		assert.Equal(t, "tmkall ok: "+np+" processes, work 190321, squares 22898104320\n", r.stdout)
+		assert.Contains(t, r.stderr, "tmkall: process 0 saw ", "Tmk_err's message")
+	}
+}
+
+// TestTreadMarksFortran77: a Fortran 77 program on the F77 bindings,
+// built with svmf fc.
+func TestTreadMarksFortran77(t *testing.T) {
+	exe := build(t, "fc", "tmkf77.f")
+	for _, np := range []int{1, 2, 4} {
+		r := svmf(t, t.TempDir(), time.Minute, "run", "-np", fmt.Sprint(np), exe)
+		ok(t, r)
+		assert.Equal(t, fmt.Sprintf("tmkf77 ok:%2d processes, sum 2666866670000.0\n", np), r.stdout)
+	}
+}
+
 func TestTreadMarksMisuse(t *testing.T) {
 	misused(t, build(t, "cc", "misuse.c"), map[string]string{
-		"before-startup":   "Tmk_barrier: not started: call Tmk_startup first",
-		"distribute-not-0": "Tmk_distribute: called by process 1: only process 0 distributes",
-		"lock-range":       "Tmk_lock_acquire: lock 1048576 out of range [0,1024)",
-		"release-unheld":   "Tmk_lock_release: unlock of lock 3, which rank",
-		"barrier-range":    "Tmk_barrier: barrier 4096 out of range [0,64)",
+		"before-startup":  "Tmk_barrier: not started: call Tmk_startup first",
+		"distribute-size": "Tmk_distribute: nothing to distribute",
+		"lock-range":      "Tmk_lock_acquire: lock 1048576 out of range [0,1024)",
+		"release-unheld":  "Tmk_lock_release: unlock of lock 3, which rank",
+		"barrier-range":   "Tmk_barrier: barrier 4096 out of range [0,64)",
+		"cond-range":      "Tmk_lock_cond_signal: condition 9 out of range [0,4) (TMK_NCONDS)",
+		"cond-lock-range": "Tmk_lock_cond_broadcast: lock 5000 out of range [0,1024)",
+		"wait-unheld":     "waits on condition 1 of lock 2 without holding the lock: acquire it first",
+		"sched-range":     "Tmk_sched_start: manager 99 out of range [0,2)",
+		"fork-unjoined":   "Tmk_sched_fork: process 0 is not the manager of a join: call Tmk_sched_start(0) first",
+		"errexit":         "errexit: process 1 gives up after 3 tries",
 	})
 }
 
@@ -142,7 +173,7 @@ func TestCompilerWrappers(t *testing.T) {
 	r := svmf(t, t.TempDir(), time.Minute, "cc", "--show", "-o", "prog", "prog.c")
 	ok(t, r)
 	inc, lib := filepath.Join(prefix, "include"), filepath.Join(prefix, "lib")
-	assert.Equal(t, "gcc -I"+inc+" -o prog prog.c -no-pie -L"+lib+" -lsvm -lpthread\n", r.stdout)
+	assert.Equal(t, "gcc -I"+inc+" -Wno-error=implicit-function-declaration -Wno-error=implicit-int -Wno-error=incompatible-pointer-types -Werror=int-conversion -o prog prog.c -no-pie -L"+lib+" -lsvm -lpthread\n", r.stdout)
 	r = svmf(t, t.TempDir(), time.Minute, "fc", "--show", "-c", "prog.f90")
 	ok(t, r)
 	assert.Equal(t, "gfortran -I"+inc+" -fcray-pointer -c prog.f90\n", r.stdout, "compiling only: no link flags")
@@ -156,6 +187,20 @@ func TestCompilerWrappers(t *testing.T) {
 	r = svmf(t, dir, time.Minute, "cc", "bad.c")
 	assert.Equal(t, 1, r.code)
 	assert.Contains(t, r.stderr, "undeclared")
+
+	// TreadMarks-era C builds as gcc 12 builds it, K&R and implicit int
+	// included; a pointer from an undeclared function is refused in gcc's
+	// words, never truncated.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kr.c"), []byte("#include \"Tmk.h\"\nmain(argc, argv)\n\tchar **argv;\n{\n\tstatic n = 1;\n\tTmk_startup(argc, argv);\n\tTmk_exit(n - 1);\n}\n"), 0o644))
+	r = svmf(t, dir, time.Minute, "cc", "-o", "kr", "kr.c")
+	ok(t, r)
+	assert.Contains(t, r.stderr, "[-Wimplicit-int]")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "trunc.c"), []byte("char *p;\nint main(void) { p = getbuf(10); return 0; }\n"), 0o644))
+	r = svmf(t, dir, time.Minute, "cc", "-o", "trunc", "trunc.c")
+	assert.Equal(t, 1, r.code)
+	assert.Regexp(t, "implicit declaration of function .getbuf.", r.stderr)
+	assert.Contains(t, r.stderr, "makes pointer from integer without a cast [-Werror=int-conversion]")
+	assert.NoFileExists(t, filepath.Join(dir, "trunc"))
 
 	// svmf away from its layout says what is missing.
 	lone := filepath.Join(t.TempDir(), "bin")

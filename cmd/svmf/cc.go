@@ -23,8 +23,21 @@ arguments go to the compiler ($SVM_CC, default gcc; $SVM_FC, default
 gfortran) with -I PREFIX/include added and, when linking, -no-pie (so
 private addresses agree across ranks, as Tmk_distribute needs) and
 -L PREFIX/lib -lsvm -lpthread (fc: -lsvmf first, and -fcray-pointer).
+cc also keeps TreadMarks-era C building as gcc 12 builds it (K&R
+definitions, implicit int and implicit declarations are warnings, as are
+mixed pointer types) and makes storing an int in a pointer an error, so
+an undeclared function's 64-bit pointer is never truncated silently.
 --show prints the command instead of running it.
 `
+
+// oldC are cc's flags for TreadMarks-era C: what gcc 12 warns about, later
+// gccs refuse unless told; and an int stored in a pointer, which on 64-bit
+// machines truncates the pointer an undeclared function returns, refused
+// in gcc's words. The program's own flags come after, and win.
+var oldC = []string{
+	"-Wno-error=implicit-function-declaration", "-Wno-error=implicit-int",
+	"-Wno-error=incompatible-pointer-types", "-Werror=int-conversion",
+}
 
 // compileCommand runs the compiler for lang ("cc" or "fc").
 func compileCommand(lang string, args []string, stdout, stderr io.Writer) (int, error) {
@@ -58,6 +71,9 @@ func compileCommand(lang string, args []string, stdout, stderr io.Writer) (int, 
 func compilerArgs(lang, prefix string, args []string) ([]string, error) {
 	compiler, libs := compilerFor(lang), []string{"-lsvm", "-lpthread"}
 	flags := []string{"-I" + filepath.Join(prefix, "include")}
+	if lang == "cc" {
+		flags = append(flags, oldC...)
+	}
 	if lang == "fc" {
 		flags = append(flags, "-fcray-pointer")
 		libs = append([]string{"-lsvmf"}, libs...)

@@ -570,6 +570,8 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 		})
 	case link.OpFetchAdd:
 		err = e.begin(h, req, func() error { return h.proto.FetchAdd(req.ID, req.Delta) })
+	case link.OpWaitCounter:
+		err = e.begin(h, req, func() error { return h.proto.WaitCounter(req.ID, req.Delta) })
 	case link.OpValidate:
 		err = e.validate(h, req)
 	case link.OpSetHome:

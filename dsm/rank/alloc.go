@@ -21,6 +21,9 @@ import (
 //
 // Counter c is kept by rank c mod NProcs; FetchAdd adds to it there and
 // returns the value it had, in one round trip (none at its keeper).
+// WaitCounter parks the caller at the keeper until the counter has reached
+// a value: the keeper answers when a FetchAdd gets it there, so a waiting
+// rank sleeps instead of asking again and again.
 
 const (
 	// minClass and maxClass bound the small size classes, powers of two:
@@ -136,6 +139,48 @@ func (r *Rank) FetchAdd(c uint32, delta int64) error {
 	}
 	r.finish(uint64(r.addToCounter(c, delta)), nil)
 	return nil
+}
+
+// WaitCounter waits until counter c is at least until and returns, in
+// Value, the counter's value then.
+func (r *Rank) WaitCounter(c uint32, until int64) error {
+	if err := r.begin(op{kind: opAlloc}); err != nil {
+		return err
+	}
+	if mgr := protocol.CounterManager(c, r.cfg.NProcs); mgr != r.cfg.Rank {
+		r.nextAllocID++
+		r.op.alloc.id = r.nextAllocID
+		r.send(mgr, &protocol.CounterRequest{ID: r.nextAllocID, Counter: c, Wait: true, Until: until})
+		return nil
+	}
+	r.awaitCounter(counterWaiter{rank: r.cfg.Rank, until: until}, c)
+	return nil
+}
+
+// counterWaiter is a wait on a counter this rank keeps: rank's request id
+// (none for this rank's own call) and the value it waits for.
+type counterWaiter struct {
+	rank  int
+	id    uint32
+	until int64
+}
+
+// awaitCounter answers w now if counter c has reached what it waits for,
+// or parks it until a FetchAdd does.
+func (r *Rank) awaitCounter(w counterWaiter, c uint32) {
+	if v := r.counters[c]; v >= w.until {
+		r.answerWait(w, v)
+		return
+	}
+	r.counterWait[c] = append(r.counterWait[c], w)
+}
+
+func (r *Rank) answerWait(w counterWaiter, v int64) {
+	if w.rank == r.cfg.Rank {
+		r.finish(uint64(v), nil)
+		return
+	}
+	r.send(w.rank, &protocol.CounterReply{ID: w.id, Value: v})
 }
 
 func (r *Rank) startAlloc(what protocol.AllocOp, size, addr uint64) error {
@@ -344,9 +389,26 @@ func cmpUint(a, b uint64) int {
 	return 0
 }
 
+// addToCounter adds delta to counter c, answers the waits it satisfies and
+// returns the value the counter had.
 func (r *Rank) addToCounter(c uint32, delta int64) int64 {
 	v := r.counters[c]
 	r.counters[c] = v + delta
+	if waits := r.counterWait[c]; len(waits) > 0 {
+		kept := waits[:0]
+		for _, w := range waits {
+			if v+delta >= w.until {
+				r.answerWait(w, v+delta)
+			} else {
+				kept = append(kept, w)
+			}
+		}
+		if len(kept) == 0 {
+			delete(r.counterWait, c)
+		} else {
+			r.counterWait[c] = kept
+		}
+	}
 	return v
 }
 
@@ -372,6 +434,10 @@ func (r *Rank) stepAlloc(from int, m protocol.Message) error {
 	case *protocol.CounterRequest:
 		if mgr := protocol.CounterManager(m.Counter, r.cfg.NProcs); mgr != r.cfg.Rank {
 			return fmt.Errorf("counter %d request from rank %d, but rank %d keeps it", m.Counter, from, mgr)
+		}
+		if m.Wait {
+			r.awaitCounter(counterWaiter{rank: from, id: m.ID, until: m.Until}, m.Counter)
+			return nil
 		}
 		r.send(from, &protocol.CounterReply{ID: m.ID, Value: r.addToCounter(m.Counter, m.Delta)})
 	case *protocol.CounterReply:

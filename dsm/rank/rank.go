@@ -147,6 +147,7 @@ type Rank struct {
 	job         *jobAllocator
 	objects     objects
 	counters    map[uint32]int64
+	counterWait map[uint32][]counterWaiter
 	nextAllocID uint32
 	out         Ready
 	stats       Stats
@@ -180,14 +181,15 @@ func New(cfg Config, mem []byte) (*Rank, error) {
 		return nil, fmt.Errorf("rank: chunk size %d is not a power of two of at least %d bytes", cfg.ChunkSize, 4*minClass)
 	}
 	r := &Rank{
-		cfg:      cfg,
-		limits:   protocol.Limits{NProcs: cfg.NProcs, Pages: uint32(cfg.Pages), Locks: cfg.Locks, Barriers: cfg.Barriers + 1},
-		lrc:      l,
-		locks:    locks,
-		barriers: barriers,
-		knownBy:  make(map[int]protocol.VectorTime),
-		floor:    make(protocol.VectorTime, cfg.NProcs),
-		counters: make(map[uint32]int64),
+		cfg:         cfg,
+		limits:      protocol.Limits{NProcs: cfg.NProcs, Pages: uint32(cfg.Pages), Locks: cfg.Locks, Barriers: cfg.Barriers + 1},
+		lrc:         l,
+		locks:       locks,
+		barriers:    barriers,
+		knownBy:     make(map[int]protocol.VectorTime),
+		floor:       make(protocol.VectorTime, cfg.NProcs),
+		counters:    make(map[uint32]int64),
+		counterWait: make(map[uint32][]counterWaiter),
 	}
 	if cfg.Rank == 0 {
 		r.job = &jobAllocator{space: newAllocator(uint64(cfg.Pages) * uint64(cfg.PageSize)), calls: make([]int, cfg.NProcs)}

@@ -41,6 +41,8 @@ const (
 	OpFree
 	// OpFetchAdd adds 1 to counter ID.
 	OpFetchAdd
+	// OpWaitCounter waits until counter ID is at least Len.
+	OpWaitCounter
 )
 
 // Op is one step of a simulated program.
@@ -97,6 +99,8 @@ func (op *Op) String() string {
 		return fmt.Sprintf("free private allocation #%d", op.Addr)
 	case OpFetchAdd:
 		return fmt.Sprintf("fetch-add counter %d", op.ID)
+	case OpWaitCounter:
+		return fmt.Sprintf("wait until counter %d reaches %d", op.ID, op.Len)
 	}
 	return fmt.Sprintf("OpKind(%d)", op.Kind)
 }

@@ -57,17 +57,23 @@ type generator struct {
 	locks  []uint32
 	pages  int
 	ops    [][]Op
+	// wakes counts the wake-ups each rank has been sent (handoffs).
+	wakes []int
 }
+
+// wakeCounter is the first of the counters handoffs wake ranks with, one
+// per rank, past the ones ranks take tickets from.
+const wakeCounter = 3
 
 // Random returns a random data-race-free program: lock-protected counters,
 // records and producer–consumer mailboxes (migratory data), and arrays of 1-,
 // 4- and 8-byte elements that ranks write interleaved between barriers (false
 // sharing), some phases split into processor sets with their own barriers.
-// Ranks also allocate and free shared memory and take tickets from
-// fetch-and-add counters. It ends with a barrier after which every rank
+// Ranks also allocate and free shared memory, take tickets from
+// fetch-and-add counters and wake each other through them. It ends with a barrier after which every rank
 // validates and reads the whole data.
 func Random(rng *rand.Rand, pc ProgramConfig) Program {
-	g := &generator{rng: rng, pc: pc, ops: make([][]Op, pc.NProcs)}
+	g := &generator{rng: rng, pc: pc, ops: make([][]Op, pc.NProcs), wakes: make([]int, pc.NProcs)}
 	size := g.layout()
 	pages := (size + pc.PageSize - 1) / pc.PageSize
 	g.pages = pages
@@ -76,6 +82,9 @@ func Random(rng *rand.Rand, pc ProgramConfig) Program {
 	for ph := range pc.Phases {
 		if rng.IntN(3) == 0 {
 			g.allocations()
+		}
+		if rng.IntN(3) == 0 {
+			g.handoffs()
 		}
 		ids := rng.Perm(int(pc.Barriers))
 		if rng.IntN(4) == 0 {
@@ -115,6 +124,30 @@ func (g *generator) allocations() {
 				g.ops[r] = append(g.ops[r], Op{Kind: OpFetchAdd, ID: uint32(g.rng.IntN(3))})
 			}
 		}
+	}
+}
+
+// handoffs has a few ranks wake others, each waiter sleeping until its
+// counter has reached the wake-ups sent to it. Every rank sends its wake-ups
+// before it waits for its own, so no rank waits for one that waits for it.
+func (g *generator) handoffs() {
+	n := g.pc.NProcs
+	if n < 2 {
+		return
+	}
+	waits := make([][]Op, n)
+	for range 1 + g.rng.IntN(3) {
+		w, s := g.rng.IntN(n), g.rng.IntN(n-1)
+		if s >= w {
+			s++
+		}
+		g.wakes[w]++
+		c := uint32(wakeCounter + w)
+		g.ops[s] = append(g.ops[s], Op{Kind: OpFetchAdd, ID: c})
+		waits[w] = append(waits[w], Op{Kind: OpWaitCounter, ID: c, Len: g.wakes[w]})
+	}
+	for r, ops := range waits {
+		g.ops[r] = append(g.ops[r], ops...)
 	}
 }
 

@@ -487,7 +487,7 @@ func (s *Sim) collect(r *simRank) bool {
 func (s *Sim) allocated(r *simRank, rd rank.Ready) {
 	op := r.cur
 	switch op.Kind {
-	case OpAlloc, OpMalloc, OpFree, OpFetchAdd:
+	case OpAlloc, OpMalloc, OpFree, OpFetchAdd, OpWaitCounter:
 		s.allocations++
 	}
 	switch op.Kind {
@@ -533,6 +533,10 @@ func (s *Sim) allocated(r *simRank, rd rank.Ready) {
 			s.fail("rank %d: %v answered %d twice", r.id, op, rd.Value)
 		}
 		seen[rd.Value] = true
+	case OpWaitCounter:
+		if int64(rd.Value) < int64(op.Len) {
+			s.fail("rank %d: %v answered %d", r.id, op, rd.Value)
+		}
 	}
 }
 
@@ -673,6 +677,8 @@ func (s *Sim) start(r *simRank) bool {
 		err = r.eng.Free(addr)
 	case OpFetchAdd:
 		err = r.eng.FetchAdd(op.ID, 1)
+	case OpWaitCounter:
+		err = r.eng.WaitCounter(op.ID, int64(op.Len))
 	default:
 		return true
 	}

@@ -46,9 +46,12 @@ const (
 	OpClose
 	OpFetchAdd // ID = counter, Delta; reply: Value = the counter's previous value
 	OpSetHome  // Addr, Size, Root = the home rank
+	// OpWaitCounter waits until counter ID is at least Delta; reply: Value
+	// = the counter's value then.
+	OpWaitCounter
 )
 
-var opNames = [...]string{"", "join", "attach", "alloc", "malloc", "free", "share", "lock", "unlock", "barrier", "validate", "stats", "close", "fetch-add", "set-home"}
+var opNames = [...]string{"", "join", "attach", "alloc", "malloc", "free", "share", "lock", "unlock", "barrier", "validate", "stats", "close", "fetch-add", "set-home", "wait-counter"}
 
 // Allocates reports whether o is a call on the job's allocator or its
 // counters, which waits for rank 0 or a counter's keeper, not for ranks.
