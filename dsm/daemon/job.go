@@ -308,6 +308,11 @@ func (d *Daemon) partStart(head string, m jobStart) {
 		switch {
 		case p.stopping:
 		case err != nil:
+			if p.agent != nil {
+				// A step's rank that left can make the engine fail (no
+				// rank left to end a barrier): it is the cause.
+				d.stepDeparted(p, nil)
+			}
 			d.sendTo(p.head, kindJobFailed, encode(jobFailed{ID: p.id, Reason: fmt.Sprintf("node %s: engine: %v", d.cfg.Node, err)}))
 		case p.agent != nil:
 			d.stepClosed(p)

@@ -307,13 +307,7 @@ func (d *Daemon) stepRun(p *partJob) {
 				d.mu.Unlock()
 				return
 			}
-			for _, gone := range p.eng.Departed() {
-				if !reported[gone.Rank] {
-					reported[gone.Rank] = true
-					d.sendTo(p.head, kindRankExit, encode(rankExit{ID: p.id, Rank: gone.Rank, Pid: gone.Pid, Code: 1,
-						How: "left the job without closing it (killed, or it exited early)"}))
-				}
-			}
+			d.stepDeparted(p, reported)
 			if late := p.eng.Waiting(); len(late) > 0 && time.Now().After(deadline) {
 				d.sendTo(p.head, kindJobFailed, encode(jobFailed{ID: p.id, Reason: slurm.LateRanks(d.cfg.Node, late, timeout)}))
 				deadline = deadline.Add(maxKillAfter) // once: the head stops the step
@@ -321,6 +315,20 @@ func (d *Daemon) stepRun(p *partJob) {
 			d.mu.Unlock()
 		}
 	}()
+}
+
+// stepDeparted tells the head of the ranks of a step's part that have left
+// without closing, those in reported (if set) excepted, and adds them there.
+func (d *Daemon) stepDeparted(p *partJob, reported map[int]bool) {
+	for _, gone := range p.eng.Departed() {
+		if !reported[gone.Rank] {
+			if reported != nil {
+				reported[gone.Rank] = true
+			}
+			d.sendTo(p.head, kindRankExit, encode(rankExit{ID: p.id, Rank: gone.Rank, Pid: gone.Pid, Code: 1,
+				How: "left the job without closing it (killed, or it exited early)"}))
+		}
+	}
 }
 
 // stepClosed tells the head that every rank of a step's part here has
