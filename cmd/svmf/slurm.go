@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -26,9 +27,11 @@ import (
 // task here (package slurm) with the task's environment. A step across
 // nodes has one on each, connected pairwise and authenticated with the
 // cluster secret as svmd's nodes are. It ends when every rank of the step
-// has closed; when one leaves without closing (killed), the engine fails,
-// or a node is lost, it says so naming the rank and node, and closes, which
-// ends every remaining rank's next call with an error.
+// has closed; when one leaves without closing (killed), does not join in
+// time, the engine fails, or a node is lost, it says so naming the rank and
+// node, and closes, which ends every remaining rank's next call with an
+// error. Where svmd runs on the node, the step runs through it instead
+// (stepThroughDaemon).
 func slurmEngineCommand(stderr io.Writer) (int, error) {
 	step, err := slurm.FromEnv(os.Getenv)
 	if err != nil {
@@ -42,6 +45,9 @@ func slurmEngineCommand(stderr io.Writer) (int, error) {
 	settings, err := f.settings()
 	if err != nil {
 		return 2, fmt.Errorf("%s: %w", slurm.EnvFlags, err)
+	}
+	if c := dialDaemon(os.Getenv); c != nil {
+		return stepThroughDaemon(c, step, settings)
 	}
 	if err := os.Mkdir(step.Dir(), 0o700); err != nil {
 		return 1, fmt.Errorf("job %s: engine directory: %w", step.ID(), err)
@@ -65,6 +71,7 @@ func slurmEngineCommand(stderr io.Writer) (int, error) {
 	if err := os.WriteFile(step.Ready(), nil, 0o600); err != nil {
 		return 1, fmt.Errorf("job %s: %w", step.ID(), err)
 	}
+	joinBy := time.Now().Add(step.JoinTimeout)
 	events := make(chan meshEvent, 1)
 	if m != nil {
 		events = m.serve(eng)
@@ -115,6 +122,9 @@ func slurmEngineCommand(stderr io.Writer) (int, error) {
 			if d := departed(); d != "" {
 				return fail(d)
 			}
+			if late := eng.Waiting(); len(late) > 0 && time.Now().After(joinBy) {
+				return fail(slurm.LateRanks(step.Node, late, step.JoinTimeout))
+			}
 		case ev := <-events:
 			switch {
 			case ev.err != nil:
@@ -126,6 +136,50 @@ func slurmEngineCommand(stderr io.Writer) (int, error) {
 			return 128 + int(s.(syscall.Signal)), fmt.Errorf("job %s: the engine on node %s was stopped by %v", step.ID(), step.Node, s)
 		}
 	}
+}
+
+// dialDaemon connects to the control socket of the svmd on this node, if
+// one answers: at $SVM_DAEMON if set, else where a node service's is
+// (/run/svm), else where this user's own svmd's would be. Nil: no svmd.
+func dialDaemon(getenv func(string) string) net.Conn {
+	dirs := []string{"/run/svm", daemon.DefaultSocketDir()}
+	if d := getenv("SVM_DAEMON"); d != "" {
+		dirs = []string{d}
+	}
+	for _, dir := range dirs {
+		if c, err := net.Dial("unix", filepath.Join(dir, daemon.ControlSocket)); err == nil {
+			return c
+		}
+	}
+	return nil
+}
+
+// stepThroughDaemon runs this node's part of the step through the node's
+// svmd (c): svmd runs the engine for the node's ranks and, for a step
+// across nodes, connects it with the other nodes' svmd. Once every node
+// has joined, the engine's socket is linked from the step's directory
+// where the ranks look for it (package slurm). It ends as svmd says the
+// step ended, or by a signal, which makes svmd end the step.
+func stepThroughDaemon(c net.Conn, step slurm.Step, settings engine.Settings) (int, error) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	defer os.RemoveAll(step.Dir())
+	j := daemon.StepJoin{ID: step.ID(), Node: step.Node, Nodes: step.Nodes, Ranks: step.LocalRanks, Settings: settings,
+		JoinTimeout: int64(step.JoinTimeout)}
+	code, err := daemon.JoinStep(c, j, func(socket string) error {
+		if err := os.Mkdir(step.Dir(), 0o700); err != nil {
+			return fmt.Errorf("job %s: engine directory: %w", step.ID(), err)
+		}
+		if err := os.Symlink(socket, step.Socket()); err != nil {
+			return fmt.Errorf("job %s: %w", step.ID(), err)
+		}
+		return os.WriteFile(step.Ready(), nil, 0o600)
+	}, sigs)
+	if err != nil {
+		return code, fmt.Errorf("svmd on node %s: %w", step.Node, err)
+	}
+	return 0, nil
 }
 
 // The frames between the engines of a step.

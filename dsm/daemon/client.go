@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/svmcluster/svm/dsm/launch"
 	"github.com/svmcluster/svm/protocol/peer"
@@ -124,6 +125,80 @@ func Submit(dir string, spec JobSpec, opt SubmitOptions) (int, error) {
 			writer(m.Rank, m.Stream).Write(m.Data)
 		case kindExit:
 			closeTaggers()
+			var m exit
+			if err := decode(f.body, &m); err != nil {
+				return 1, fmt.Errorf("svmd: %w", err)
+			}
+			if m.Code != 0 {
+				return m.Code, errors.New(m.Message)
+			}
+			return 0, nil
+		default:
+			return 1, fmt.Errorf("svmd sent a %s frame", kindName(f.kind))
+		}
+	}
+}
+
+// JoinStep joins this node's part of a Slurm job step to the svmd at the
+// other end of c (a connection to its control socket), for svmf
+// slurm-engine. ready is called with the socket of the node's engine once
+// every node of the step has joined; JoinStep then waits for the step to
+// end, and returns its status: 0 when every rank closed, else 1 with an
+// error naming what failed. A signal on signals ends it at once (svmd then
+// ends the step).
+func JoinStep(c net.Conn, j StepJoin, ready func(socket string) error, signals <-chan os.Signal) (int, error) {
+	pc := peer.Local(c, "svmd")
+	defer pc.Close()
+	if err := pc.Send(kindStepJoin, encode(j)); err != nil {
+		return 1, fmt.Errorf("joining svmd: %w", err)
+	}
+	// svmd answers within the step's time to join, or refuses it.
+	pc.SetReadDeadline(time.Now().Add(2*time.Duration(j.JoinTimeout) + time.Minute))
+	type received struct {
+		kind peer.Kind
+		body []byte
+		err  error
+	}
+	frames := make(chan received)
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			kind, body, err := pc.Recv()
+			select {
+			case frames <- received{kind, body, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		var f received
+		select {
+		case f = <-frames:
+		case s := <-signals:
+			return 128 + int(s.(syscall.Signal)), fmt.Errorf("stopped by %v", s)
+		}
+		if f.err != nil {
+			if errors.Is(f.err, io.EOF) {
+				f.err = errors.New("svmd closed the connection")
+			}
+			return 1, fmt.Errorf("lost the step: %w", f.err)
+		}
+		switch f.kind {
+		case kindStepReady:
+			var m stepReady
+			if err := decode(f.body, &m); err != nil {
+				return 1, fmt.Errorf("svmd: %w", err)
+			}
+			pc.SetReadDeadline(time.Time{})
+			if err := ready(m.Socket); err != nil {
+				return 1, err
+			}
+		case kindExit:
 			var m exit
 			if err := decode(f.body, &m); err != nil {
 				return 1, fmt.Errorf("svmd: %w", err)

@@ -32,6 +32,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	applink "github.com/svmcluster/svm/dsm/internal/link"
 	"github.com/svmcluster/svm/protocol/peer"
 )
@@ -70,6 +72,10 @@ type Daemon struct {
 	mu    sync.Mutex
 	heads map[string]*headJob // jobs submitted here
 	parts map[string]*partJob // jobs with ranks here
+	// steps are the Slurm steps joined here that have not started, gathers
+	// those this node heads while their nodes join (see step.go).
+	steps   map[string]*stepWait
+	gathers map[string]*stepGather
 	// run and seq make job ids: run tells this daemon's jobs from those of
 	// an earlier one on the same node, whose parts on other nodes may
 	// still be stopping.
@@ -96,6 +102,7 @@ func New(cfg Config, log *slog.Logger) (*Daemon, error) {
 		cfg: cfg, log: log, links: map[string]*link{}, rejected: map[string]time.Time{}, handshakes: map[string]int{},
 		ctlOpen: map[uint32]int{}, ctlPending: map[uint32]int{},
 		heads: map[string]*headJob{}, parts: map[string]*partJob{},
+		steps: map[string]*stepWait{}, gathers: map[string]*stepGather{},
 		run:  strconv.FormatInt(time.Now().UnixMilli(), 36),
 		quit: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -237,7 +244,14 @@ func (d *Daemon) Stop(reason string) {
 			if p.head != d.cfg.Node {
 				d.sendTo(p.head, kindJobFailed, encode(jobFailed{ID: p.id, Reason: msg}))
 			}
+			p.failure = msg
 			d.partStop(p)
+		}
+		for id := range d.steps {
+			d.stepRefuse(id, msg)
+		}
+		for _, g := range d.gathers {
+			d.gatherFail(g, msg)
 		}
 		grace := d.cfg.KillAfter
 		for _, p := range d.parts {
@@ -530,7 +544,18 @@ func (d *Daemon) linkDown(l *link, err error) {
 	}
 	for _, p := range d.parts {
 		if p.head == l.node {
+			p.failure = msg
 			d.partStop(p)
+		}
+	}
+	for id, w := range d.steps {
+		if slices.Contains(w.join.Nodes, l.node) {
+			d.stepRefuse(id, fmt.Sprintf("job %s failed: %s", id, msg))
+		}
+	}
+	for _, g := range d.gathers {
+		if slices.Contains(g.first.Nodes, l.node) {
+			d.gatherFail(g, msg)
 		}
 	}
 }
@@ -562,6 +587,9 @@ func (d *Daemon) handle(node string, kind peer.Kind, body []byte) error {
 	case kindJobStop:
 		var m jobStop
 		if err = decode(body, &m); err == nil {
+			if w := d.steps[m.ID]; w != nil && w.join.Nodes[0] == node {
+				d.stepRefuse(m.ID, m.Reason)
+			}
 			p := d.parts[m.ID]
 			switch {
 			case p == nil:
@@ -569,6 +597,7 @@ func (d *Daemon) handle(node string, kind peer.Kind, body []byte) error {
 				// wait for.
 				d.sendTo(node, kindJobStopped, encode(jobRef{ID: m.ID}))
 			case p.head == node:
+				p.failure = m.Reason
 				d.partStop(p)
 			}
 		}
@@ -600,6 +629,14 @@ func (d *Daemon) handle(node string, kind peer.Kind, body []byte) error {
 				d.headFail(h, 1, m.Reason)
 				d.headStop(h, m.Reason)
 			}
+			if g := d.gathers[m.ID]; g != nil && slices.Contains(g.joined, node) {
+				d.gatherFail(g, m.Reason)
+			}
+		}
+	case kindStepPart:
+		var m stepPart
+		if err = decode(body, &m); err == nil {
+			d.stepPartArrived(node, m)
 		}
 	case kindJobStopped:
 		var m jobRef
@@ -735,6 +772,10 @@ func (d *Daemon) serveControl(c *net.UnixConn) {
 		return
 	}
 	pc.SetReadDeadline(time.Time{})
+	if kind == kindStepJoin {
+		d.serveStep(pc, ctl, cred, body, refuse)
+		return
+	}
 	if kind != kindSubmit {
 		refuse(fmt.Errorf("the first frame must submit a job, not be a %s frame", kindName(kind)))
 		return
@@ -776,6 +817,34 @@ func (d *Daemon) serveControl(c *net.UnixConn) {
 			return
 		}
 	}
+}
+
+// serveStep runs the part of a Slurm step that svmf slurm-engine (of
+// cred) joins here, until the step ends or svmf slurm-engine goes.
+func (d *Daemon) serveStep(pc *peer.Conn, ctl *link, cred *unix.Ucred, body []byte, refuse func(error)) {
+	var j StepJoin
+	err := decode(body, &j)
+	if err == nil {
+		err = j.Check(d.cfg.Node, d.cfg.MaxRanks)
+	}
+	if err != nil {
+		refuse(fmt.Errorf("svmd on node %s: step join: %w", d.cfg.Node, err))
+		return
+	}
+	hosts := make([]HostSlots, len(j.Nodes))
+	for i, n := range j.Nodes {
+		hosts[i].Node = n
+	}
+	d.awaitLinks(hosts)
+	d.withLock(func() { err = d.stepJoin(j, cred.Uid, cred.Gid, cred.Pid, ctl) })
+	if err != nil {
+		refuse(err)
+		return
+	}
+	// svmf slurm-engine says nothing more: its connection ends with it.
+	pc.Recv()
+	ctl.down(errors.New("svmf slurm-engine went away"))
+	d.withLock(func() { d.stepAgentGone(stepJobID(j.ID), ctl, cred.Pid) })
 }
 
 // withLock runs f under the daemon's mu, which a panic in f (that survive

@@ -15,3 +15,12 @@ type Exit = exit
 // AsUser runs f on a thread with cred's effective ids (nil: as this
 // process): the sockets f makes are cred's user's.
 var AsUser = asUser
+
+// What the tests outside the package need to join Slurm steps by hand.
+const (
+	KindStepJoin  = kindStepJoin
+	KindStepReady = kindStepReady
+)
+
+// StepReady is the frame that gives a step's engine socket.
+type StepReady = stepReady

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -49,8 +50,8 @@ func (d *Daemon) submit(spec JobSpec, uid, gid uint32, ctl *link) (*headJob, err
 	if d.stopping {
 		return nil, fmt.Errorf("svmd on node %s is shutting down", d.cfg.Node)
 	}
-	if os.Getuid() != 0 && int(uid) != os.Getuid() {
-		return nil, fmt.Errorf("svmd on node %s runs as uid %d, not as root, so it runs jobs only for uid %d, not for uid %d", d.cfg.Node, os.Getuid(), os.Getuid(), uid)
+	if err := d.mayRunAs(uid); err != nil {
+		return nil, err
 	}
 	placement, err := Place(spec.Settings.NProcs, spec.Hosts)
 	if err != nil {
@@ -67,25 +68,45 @@ func (d *Daemon) submit(spec JobSpec, uid, gid uint32, ctl *link) (*headJob, err
 		return nil, fmt.Errorf("node %s is not %s nor one of its peers (%s)", n, d.cfg.Node, strings.Join(d.peerNames(), ", "))
 	}
 	d.seq++
+	h := d.newHead(fmt.Sprintf("%s.%s.%d", d.cfg.Node, d.run, d.seq), spec, placement, ctl)
+	d.log.Info("job submitted", "job", h.id, "uid", uid, "ranks", spec.Settings.NProcs, "program", spec.Program,
+		"placement", describePlacement(placement))
+	ctl.send(kindAccepted, encode(accepted{ID: h.id, Placement: placement}))
+	d.headStart(h, jobStart{ID: h.id, Head: d.cfg.Node, Placement: placement, Spec: spec, UID: uid, GID: gid})
+	return h, nil
+}
+
+// mayRunAs refuses a job of user uid that this svmd cannot run.
+func (d *Daemon) mayRunAs(uid uint32) error {
+	if os.Getuid() != 0 && int(uid) != os.Getuid() {
+		return fmt.Errorf("svmd on node %s runs as uid %d, not as root, so it runs jobs only for uid %d, not for uid %d", d.cfg.Node, os.Getuid(), os.Getuid(), uid)
+	}
+	return nil
+}
+
+// newHead records a job this node heads; ctl is its svmf, nil for a Slurm
+// step (whose nodes' svmf slurm-engine hear how it ended from their node).
+func (d *Daemon) newHead(id string, spec JobSpec, placement []string, ctl *link) *headJob {
 	h := &headJob{
-		id: fmt.Sprintf("%s.%s.%d", d.cfg.Node, d.run, d.seq), spec: spec, placement: placement, nodes: nodes, ctl: ctl,
+		id: id, spec: spec, placement: placement, nodes: nodesOf(placement), ctl: ctl,
 		ready: map[string]bool{}, exited: make([]bool, spec.Settings.NProcs), stopped: map[string]bool{}, started: time.Now(),
 	}
 	d.heads[h.id] = h
 	d.metrics.jobsRunning.Inc()
-	d.log.Info("job submitted", "job", h.id, "uid", uid, "ranks", spec.Settings.NProcs, "program", spec.Program,
-		"placement", describePlacement(placement))
-	ctl.send(kindAccepted, encode(accepted{ID: h.id, Placement: placement}))
-	start := encode(jobStart{ID: h.id, Head: d.cfg.Node, Placement: placement, Spec: spec, UID: uid, GID: gid})
-	for _, n := range nodes {
-		if err := d.sendTo(n, kindJobStart, start); err != nil {
+	return h
+}
+
+// headStart starts the job's part on every node.
+func (d *Daemon) headStart(h *headJob, start jobStart) {
+	body := encode(start)
+	for _, n := range h.nodes {
+		if err := d.sendTo(n, kindJobStart, body); err != nil {
 			h.stopped[n] = true
 			d.headFail(h, 1, fmt.Sprintf("starting the job on node %s: %v", n, err))
 			d.headStop(h, "")
 			break
 		}
 	}
-	return h, nil
 }
 
 func (d *Daemon) peerNames() []string {
@@ -177,6 +198,10 @@ func (d *Daemon) headStop(h *headJob, reason string) {
 	if reason != "" {
 		d.log.Info("stopping job", "job", h.id, "reason", reason)
 	}
+	if h.ctl == nil && h.code != 0 {
+		// A Slurm step: each node tells its svmf slurm-engine why.
+		reason = fmt.Sprintf("job %s failed: %s", h.id, strings.Join(h.failures, "; "))
+	}
 	for _, n := range h.nodes {
 		if h.stopped[n] {
 			continue
@@ -233,12 +258,9 @@ func (d *Daemon) headCheckFinished(h *headJob) {
 		d.metrics.jobsFinished.Inc()
 		d.log.Info("job finished", "job", h.id, "seconds", time.Since(h.started).Seconds())
 	}
-	h.ctl.send(kindExit, encode(e))
-	ctl := h.ctl
-	go func() {
-		ctl.flush(10 * time.Second)
-		ctl.down(errors.New("job over"))
-	}()
+	if h.ctl != nil {
+		endAgent(h.ctl, e)
+	}
 }
 
 // partJob is the part of a job on this node: its engine and the ranks
@@ -257,6 +279,12 @@ type partJob struct {
 	procs     []*launch.Process
 	running   int
 	stopping  bool
+	// agent, for a Slurm step, is its svmf slurm-engine on this node,
+	// joinTimeout the time the ranks have to join the engine, and failure
+	// why the step ended, if it failed.
+	agent       *link
+	joinTimeout int64
+	failure     string
 }
 
 // partStart sets up this node's part of a job and tells the head whether
@@ -272,13 +300,22 @@ func (d *Daemon) partStart(head string, m jobStart) {
 	p.cancel = cancel
 	go func() {
 		err := p.eng.Run(ctx)
-		if err == nil || errors.Is(err, context.Canceled) {
+		if errors.Is(err, context.Canceled) || err == nil && p.agent == nil {
 			return
 		}
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		if !p.stopping {
+		switch {
+		case p.stopping:
+		case err != nil:
+			if p.agent != nil {
+				// A step's rank that left can make the engine fail (no
+				// rank left to end a barrier): it is the cause.
+				d.stepDeparted(p, nil)
+			}
 			d.sendTo(p.head, kindJobFailed, encode(jobFailed{ID: p.id, Reason: fmt.Sprintf("node %s: engine: %v", d.cfg.Node, err)}))
+		case p.agent != nil:
+			d.stepClosed(p)
 		}
 	}()
 	d.sendTo(head, kindJobReady, encode(jobReady{ID: m.ID}))
@@ -291,7 +328,11 @@ func (d *Daemon) newPart(head string, m jobStart) (*partJob, error) {
 	if d.parts[m.ID] != nil || len(m.ID) > 255 {
 		return nil, fmt.Errorf("job id %q is taken or too long", m.ID)
 	}
-	if err := m.Spec.Check(d.cfg.MaxRanks); err != nil {
+	check := m.Spec.Check
+	if m.Step {
+		check = m.Spec.Settings.Check
+	}
+	if err := check(d.cfg.MaxRanks); err != nil {
 		return nil, err
 	}
 	if len(m.Placement) != m.Spec.Settings.NProcs {
@@ -308,6 +349,13 @@ func (d *Daemon) newPart(head string, m jobStart) (*partJob, error) {
 	}
 	if len(p.ranks) == 0 {
 		return nil, fmt.Errorf("no ranks placed on this node")
+	}
+	if m.Step {
+		w := d.steps[m.ID]
+		if w == nil || w.join.Nodes[0] != head || w.uid != m.UID || !slices.Equal(p.ranks, slices.Sorted(slices.Values(w.join.Ranks))) {
+			return nil, fmt.Errorf("these are not the ranks of step %s that joined here", m.ID)
+		}
+		p.agent, p.joinTimeout = w.agent, w.join.JoinTimeout
 	}
 	cred, err := d.credential(m.UID, m.GID)
 	if err != nil {
@@ -335,6 +383,12 @@ func (d *Daemon) newPart(head string, m jobStart) (*partJob, error) {
 		os.RemoveAll(p.dir)
 		d.metrics.forget(p.id)
 		return nil, err
+	}
+	if p.agent != nil {
+		// The step's svmf slurm-engine is the part's now.
+		w := d.steps[p.id]
+		delete(d.steps, p.id)
+		w.timer.Stop()
 	}
 	return p, nil
 }
@@ -389,6 +443,10 @@ func (d *Daemon) startFailure(p *partJob, r int, err error) string {
 // partRun starts the ranks placed here.
 func (d *Daemon) partRun(p *partJob) {
 	if p.stopping || p.procs != nil {
+		return
+	}
+	if p.agent != nil {
+		d.stepRun(p)
 		return
 	}
 	head := d.linkTo(p.head)
@@ -461,6 +519,13 @@ func (d *Daemon) partFinish(p *partJob) {
 	delete(d.parts, p.id)
 	d.settled.Broadcast()
 	d.metrics.forget(p.id)
+	if p.agent != nil {
+		e := exit{}
+		if p.failure != "" {
+			e = exit{Code: 1, Message: p.failure}
+		}
+		endAgent(p.agent, e)
+	}
 	p.cancel()
 	p.eng.Close()
 	os.RemoveAll(p.dir)

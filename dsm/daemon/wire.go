@@ -28,11 +28,15 @@ const (
 	kindAccepted                           // accepted: svmd → svmf
 	kindCancel                             // cancel: svmf → svmd
 	kindExit                               // exit: svmd → svmf
+	kindStepJoin                           // StepJoin: svmf slurm-engine → svmd
+	kindStepPart                           // stepPart: node → the step's head
+	kindStepReady                          // stepReady: svmd → svmf slurm-engine
 )
 
 func kindName(k peer.Kind) string {
 	names := [...]string{"heartbeat", "job start", "job ready", "job run", "job message", "output",
-		"rank exit", "job failed", "job stop", "job stopped", "submit", "accepted", "cancel", "exit"}
+		"rank exit", "job failed", "job stop", "job stopped", "submit", "accepted", "cancel", "exit",
+		"step join", "step part", "step ready"}
 	if i := int(k) - int(peer.FirstKind); i >= 0 && i < len(names) {
 		return names[i]
 	}
@@ -62,6 +66,9 @@ type jobStart struct {
 	Placement []string // each rank's node
 	Spec      JobSpec
 	UID, GID  uint32
+	// Step: a Slurm job step, whose ranks srun starts (see StepJoin);
+	// of Spec, only its Settings count.
+	Step bool
 }
 
 type jobReady struct {

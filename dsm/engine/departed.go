@@ -21,3 +21,18 @@ func (e *Engine) Departed() []Departure {
 	}
 	return gone
 }
+
+// Waiting lists the hosted ranks whose process has not joined yet. A
+// launcher that did not start the ranks itself (under Slurm) gives them a
+// time to join, and ends the job naming those that did not.
+func (e *Engine) Waiting() []int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var waiting []int
+	for _, h := range e.hosts {
+		if h != nil && h.conn == nil && !h.gone && !h.closed {
+			waiting = append(waiting, h.id)
+		}
+	}
+	return waiting
+}

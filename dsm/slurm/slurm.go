@@ -36,6 +36,17 @@ const (
 	// EnvSecretFile is the cluster secret the engines of a step across
 	// nodes authenticate each other with; unset: /etc/svm/secret.
 	EnvSecretFile = "SVM_SECRET_FILE"
+	// EnvJoinTimeout is how long the step's ranks have to join (a Go
+	// duration): a rank that fails before it joins ends the step then,
+	// naming it, instead of leaving the others waiting.
+	EnvJoinTimeout = "SVM_SLURM_JOIN_TIMEOUT"
+)
+
+// The time the step's ranks have to join unless EnvJoinTimeout says
+// otherwise, and the most it may say.
+const (
+	DefaultJoinTimeout = time.Minute
+	MaxJoinTimeout     = time.Hour
 )
 
 // DefaultSecretFile is svmd's secret file in deploy/, shared by the nodes.
@@ -56,6 +67,9 @@ type Step struct {
 	NodeIndex int
 	// LocalRanks are the ranks on this node (SLURM_GTIDS).
 	LocalRanks []int
+	// JoinTimeout is how long the step's nodes, and then the ranks on
+	// each, have to join (EnvJoinTimeout).
+	JoinTimeout time.Duration
 }
 
 // InStep reports whether getenv describes a task started by srun in a job
@@ -107,7 +121,27 @@ func FromEnv(getenv func(string) string) (Step, error) {
 	if !slices.Contains(s.LocalRanks, s.Rank) {
 		return Step{}, fmt.Errorf("slurm: rank %d is not among this node's ranks %v", s.Rank, s.LocalRanks)
 	}
+	s.JoinTimeout = DefaultJoinTimeout
+	if v := getenv(EnvJoinTimeout); v != "" {
+		if s.JoinTimeout, err = time.ParseDuration(v); err != nil || s.JoinTimeout < time.Second || s.JoinTimeout > MaxJoinTimeout {
+			return Step{}, fmt.Errorf("slurm: %s=%q: want a duration from 1s to %v", EnvJoinTimeout, v, MaxJoinTimeout)
+		}
+	}
 	return s, nil
+}
+
+// LateRanks says that ranks, on node, did not join their job within
+// timeout.
+func LateRanks(node string, ranks []int, timeout time.Duration) string {
+	list := make([]string, len(ranks))
+	for i, r := range ranks {
+		list[i] = strconv.Itoa(r)
+	}
+	what := "rank "
+	if len(ranks) > 1 {
+		what = "ranks "
+	}
+	return fmt.Sprintf("%s%s on node %s did not join the job within %v (%s)", what, strings.Join(list, ","), node, timeout, EnvJoinTimeout)
 }
 
 // ID names the job the step runs as: JOB.STEP.
@@ -152,15 +186,17 @@ func (s Step) PortOf(i int, getenv func(string) string) (int, error) {
 	return base + i, nil
 }
 
-// How long the tasks of a step wait for their node's engine: the engines of
-// a step across nodes first connect to each other, and the nodes' tasks
-// do not start at the same moment.
+// How long the tasks of a step wait for their node's engine, beyond the
+// time the step's nodes have to join: the engines of a step across nodes
+// first connect to each other, and the nodes' tasks do not start at the
+// same moment.
 const engineWait = time.Minute
 
 // Attach returns the socket of the engine on this node for the task whose
 // environment getenv reads, and its rank. The task with LocalID 0 starts
-// the engine (svmf slurm-engine) first; every task waits until the engine
-// is ready.
+// svmf slurm-engine first, which runs the node's engine, or joins the step
+// to the node's svmd where one runs; every task waits until the engine is
+// ready.
 func Attach(ctx context.Context, getenv func(string) string) (socket string, rank int, err error) {
 	s, err := FromEnv(getenv)
 	if err != nil {
@@ -172,7 +208,8 @@ func Attach(ctx context.Context, getenv func(string) string) (socket string, ran
 			return "", 0, err
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, engineWait)
+	wait := engineWait + s.JoinTimeout
+	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
@@ -188,7 +225,7 @@ func Attach(ctx context.Context, getenv func(string) string) (socket string, ran
 			return "", 0, fmt.Errorf("slurm: this node's engine ended before it was ready: %w", err)
 		case <-ctx.Done():
 			return "", 0, fmt.Errorf("slurm: job %s: no engine on node %s after %v (the step's first task on each node starts one; see its messages): %w",
-				s.ID(), s.Node, engineWait, ctx.Err())
+				s.ID(), s.Node, wait, ctx.Err())
 		case <-tick.C:
 		}
 	}

@@ -2,6 +2,7 @@ package slurm
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,7 +44,7 @@ func TestFromEnv(t *testing.T) {
 	s, err := FromEnv(env(good))
 	require.NoError(t, err)
 	assert.Equal(t, Step{JobID: "12", StepID: "0", Rank: 3, NProcs: 4, LocalID: 1, Node: "n2",
-		Nodes: []string{"n1", "n2"}, NodeIndex: 1, LocalRanks: []int{2, 3}}, s)
+		Nodes: []string{"n1", "n2"}, NodeIndex: 1, LocalRanks: []int{2, 3}, JoinTimeout: DefaultJoinTimeout}, s)
 	assert.Equal(t, "12.0", s.ID())
 	p0, err := s.PortOf(0, env(good))
 	require.NoError(t, err)
@@ -54,6 +55,7 @@ func TestFromEnv(t *testing.T) {
 	for key, bad := range map[string]string{
 		"SLURM_JOB_ID": "x", "SLURM_NTASKS": "0", "SLURM_PROCID": "4", "SLURMD_NODENAME": "n3",
 		"SLURM_GTIDS": "2,2", "SLURM_STEP_NODELIST": "n[1-", "SLURM_LOCALID": "-1",
+		EnvJoinTimeout: "2h",
 	} {
 		m := map[string]string{}
 		for k, v := range good {
@@ -63,6 +65,12 @@ func TestFromEnv(t *testing.T) {
 		_, err := FromEnv(env(m))
 		assert.Error(t, err, "%s=%q", key, bad)
 	}
+	good[EnvJoinTimeout] = "5s"
+	s, err = FromEnv(env(good))
+	require.NoError(t, err)
+	assert.Equal(t, 5*time.Second, s.JoinTimeout)
+	assert.Equal(t, "ranks 2,3 on node n2 did not join the job within 5s (SVM_SLURM_JOIN_TIMEOUT)", LateRanks("n2", []int{2, 3}, s.JoinTimeout))
+
 	_, err = s.Port(env(map[string]string{EnvPort: "65535"}))
 	assert.Error(t, err)
 }

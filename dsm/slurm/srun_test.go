@@ -22,13 +22,19 @@ import (
 type cluster struct {
 	dir, conf, bin string
 	env            []string
+	// svmd, when set, is the svmd serving the node, in socket directory
+	// svmdDir, which the steps go through.
+	svmd    *exec.Cmd
+	svmdDir string
 }
 
 // TestSrun brings up a real Slurm from Debian's packages on this machine and
 // runs SVM jobs through srun and sbatch: the lock counter, SOR checked
 // against a sequential run, and an SVM-Fortran program checked against its
 // gfortran-only build; then a killed rank and a scancel, each ending the
-// step with no process left behind.
+// step with no process left behind. All of it twice: with the engines the
+// steps start themselves, then through an svmd serving the node, which
+// serves a normal job afterwards.
 func TestSrun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("brings up Slurm")
@@ -42,7 +48,21 @@ func TestSrun(t *testing.T) {
 		}
 	}
 	c := startCluster(t)
+	// No svmd here: each step starts its own engine.
+	c.env = append(c.env, "SVM_DAEMON="+filepath.Join(c.dir, "no-svmd"))
+	t.Run("own engines", func(t *testing.T) { runSteps(t, c) })
+	t.Run("svmd", func(t *testing.T) {
+		c.startSvmd(t)
+		runSteps(t, c)
+		out := c.run(t, 0, filepath.Join(c.bin, "svmf"), "run", "--daemon", c.svmdDir, "--hosts", c.node()+":2",
+			filepath.Join(c.bin, "testprog"), "counter", "-k", "10")
+		assert.Contains(t, out, "counter 20;")
+		assert.Nil(t, c.svmd.ProcessState, "svmd exited")
+	})
+}
 
+// runSteps runs the jobs through srun and sbatch.
+func runSteps(t *testing.T, c *cluster) {
 	t.Run("counter", func(t *testing.T) {
 		out := c.run(t, 0, "srun", "-n", "2", filepath.Join(c.bin, "testprog"), "counter", "-k", "200")
 		assert.Contains(t, out, "counter 400;")
@@ -117,6 +137,55 @@ echo job done
 		}, 30*time.Second, 100*time.Millisecond, "job %s did not end", id)
 		c.noneLeft(t)
 	})
+}
+
+// node is this machine's name, to Slurm and to svmd.
+func (c *cluster) node() string {
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	return host
+}
+
+// startSvmd starts an svmd serving the node, in its own socket directory,
+// which the steps find through SVM_DAEMON; it is stopped at the end.
+func (c *cluster) startSvmd(t *testing.T) {
+	c.svmdDir = filepath.Join(c.dir, "svmd")
+	cmd := exec.Command(filepath.Join(c.bin, "svmd"), "--node", c.node(), "--listen", fmt.Sprint("127.0.0.1:", freePort(t)),
+		"--metrics", "", "--socket-dir", c.svmdDir)
+	log, err := os.Create(filepath.Join(c.dir, "svmd.log"))
+	require.NoError(t, err)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	require.NoError(t, cmd.Start())
+	c.svmd = cmd
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-exited
+		}
+		log.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(c.dir, "svmd.log"))
+			t.Logf("svmd's log:\n%s", b)
+		}
+	})
+	require.Eventually(t, func() bool {
+		conn, err := net.Dial("unix", filepath.Join(c.svmdDir, "svmd.sock"))
+		if err == nil {
+			conn.Close()
+		}
+		return err == nil
+	}, 10*time.Second, 20*time.Millisecond, "svmd did not start")
+	for i, e := range c.env {
+		if strings.HasPrefix(e, "SVM_DAEMON=") {
+			c.env[i] = "SVM_DAEMON=" + c.svmdDir
+		}
+	}
 }
 
 // startCluster writes a Slurm configuration for this machine alone, on free
@@ -280,7 +349,7 @@ func (c *cluster) processes(t *testing.T) map[int]string {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !bytes.HasPrefix(b, []byte(c.bin+"/")) {
+		if err != nil || !bytes.HasPrefix(b, []byte(c.bin+"/")) || c.svmd != nil && pid == c.svmd.Process.Pid {
 			continue
 		}
 		found[pid] = strings.TrimSpace(strings.ReplaceAll(string(b), "\x00", " "))
@@ -289,14 +358,15 @@ func (c *cluster) processes(t *testing.T) map[int]string {
 }
 
 // noneLeft waits a bounded time for every rank and engine to be gone, and
-// for their socket directories with them.
+// for their socket directories with them (svmd's job directories too).
 func (c *cluster) noneLeft(t *testing.T) {
 	t.Helper()
 	assert.Eventually(t, func() bool { return len(c.processes(t)) == 0 }, 20*time.Second, 50*time.Millisecond,
 		"processes left behind: %v", c.processes(t))
 	assert.Eventually(t, func() bool {
 		dirs, _ := filepath.Glob(filepath.Join(c.dir, "tmp", "svm-slurm-*"))
-		return len(dirs) == 0
+		jobs, _ := filepath.Glob(filepath.Join(c.dir, "svmd", "job-*"))
+		return len(dirs)+len(jobs) == 0
 	}, 20*time.Second, 50*time.Millisecond, "engine directories left behind")
 }
 
