@@ -318,14 +318,9 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 		}
 	}
 	if f.stats || f.statsJSON != "" {
-		js := collectStats(time.Since(started), cpuTime()-cpuBefore, eng.Snapshot())
-		if f.stats {
-			writeStatsTable(stderr, js)
-		}
-		if f.statsJSON != "" {
-			if err := writeStatsJSON(f.statsJSON, js); err != nil && code == 0 {
-				fail(1, err.Error())
-			}
+		cpu := cpuTime() - cpuBefore
+		if err := reportStats(f, stderr, collectStats(time.Since(started), &cpu, eng.Snapshot())); err != nil && code == 0 {
+			fail(1, err.Error())
 		}
 	}
 	cancel()

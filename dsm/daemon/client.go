@@ -10,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/svmcluster/svm/dsm/engine"
 	"github.com/svmcluster/svm/dsm/launch"
 	"github.com/svmcluster/svm/protocol/peer"
 )
@@ -24,6 +25,9 @@ type SubmitOptions struct {
 	Signals <-chan os.Signal
 	// Accepted, if set, hears the job's id and each rank's node.
 	Accepted func(id string, placement []string)
+	// Ranks, if set, hears at the job's end the final counters of its
+	// ranks (of every node that said it stopped).
+	Ranks func([]engine.RankSnapshot)
 }
 
 // Submit runs a job through the svmd whose socket directory is dir, copies
@@ -127,6 +131,13 @@ func Submit(dir string, spec JobSpec, opt SubmitOptions) (int, error) {
 			var m exit
 			if err := decode(f.body, &m); err != nil {
 				return 1, fmt.Errorf("svmd: %w", err)
+			}
+			if opt.Ranks != nil {
+				snaps := make([]engine.RankSnapshot, len(m.Ranks))
+				for i, r := range m.Ranks {
+					snaps[i] = r.Snapshot()
+				}
+				opt.Ranks(snaps)
 			}
 			if m.Code != 0 {
 				return m.Code, errors.New(m.Message)
