@@ -34,7 +34,7 @@ type summary struct {
 	passed, failed, noTests int
 	failedTests             []string
 	testsRun, testsSkipped  int
-	buildFailed, unreadable bool
+	buildFailed             bool
 }
 
 func main() {
