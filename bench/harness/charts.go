@@ -25,7 +25,7 @@ const (
 
 // drawCharts draws into dir the counts at the study's rank count beside
 // the study's (messages.png, kilobytes.png), when the summary compares
-// them and a program passed at that rank count, and the speedup curves
+// them and a program passed at that rank count, and the speedup dot plot
 // (speedup.png), and returns the files it wrote.
 func drawCharts(dir string, s summary) ([]string, error) {
 	var files []string
