@@ -37,9 +37,11 @@ lint:
 # Unit, property and scenario tests, fuzz seed corpora, 2000 simulated
 # random programs, jobs of real processes, clusters of svmd processes; then
 # the race detector on the pure packages, on 200 simulated programs, on the
-# engine serving jobs and on svmd's links and frame handling.
+# engine serving jobs and on svmd's links and frame handling. The first
+# run prints each package's result, every failure's whole output, and at
+# the end the tests that skipped and why (internal/testsummary).
 test: setup lint
-	$(GO) test ./...
+	set -o pipefail; $(GO) test -json ./... 2>&1 | $(GO) run ./internal/testsummary
 	$(GO) test -race $(PURE) ./dsm/engine/...
 	$(GO) test -race ./dsm/sim -run 'TestRandomPrograms$$' -sim.seeds=200
 	$(GO) test -race ./dsm -run TestJobs

@@ -28,6 +28,10 @@ import (
 
 func TestMain(m *testing.M) {
 	if job, ok := dsmtest.Child(); ok {
+		if job == "example" {
+			Example()
+			os.Exit(0)
+		}
 		name, arg, _ := strings.Cut(job, " ")
 		if err := benchChild(name, arg); err != nil {
 			fmt.Fprintf(os.Stderr, "bench child %s: %v\n", name, err)
@@ -42,6 +46,16 @@ func TestMain(m *testing.M) {
 func runJob(tb testing.TB, name string, np int, prefetch bool, arg string) string {
 	tb.Helper()
 	return dsmtest.Run(tb, np, name+" "+arg, func(c *engine.Config) { c.Prefetch = prefetch })
+}
+
+// TestExample runs Example, the README's Go program, as the job it is
+// written for, on 1 and 3 ranks.
+func TestExample(t *testing.T) {
+	for np, want := range map[int]string{1: "1 ranks: sum 2147450880, counter 1\n", 3: "3 ranks: sum 2147450880, counter 6\n"} {
+		if got := dsmtest.Run(t, np, "example", nil); got != want {
+			t.Errorf("%d ranks: rank 0 printed %q, want %q", np, got, want)
+		}
+	}
 }
 
 // TestJobs runs small jobs of each kind, so that faults, fetches, barriers

@@ -25,7 +25,7 @@ const (
 
 // drawCharts draws into dir the counts at the study's rank count beside
 // the study's (messages.png, kilobytes.png), when the summary compares
-// them and a program passed at that rank count, and the speedup curves
+// them and a program passed at that rank count, and the speedup dot plot
 // (speedup.png), and returns the files it wrote.
 func drawCharts(dir string, s summary) ([]string, error) {
 	var files []string
@@ -143,75 +143,109 @@ func decadeLabel(d float64) string {
 	return fmt.Sprintf("%.0f", math.Pow10(n))
 }
 
-// speedupChart draws the speedup at each rank count, a line per program
-// variant, with the ideal speedup.
+// speedupChart draws a dot plot, read like a table: a row per program
+// variant, its speedup at each rank count a dot of that count's own colour
+// and shape on a logarithmic axis, and each count's ideal speedup a dashed
+// line of the same colour, all inside the axes.
 func speedupChart(path string, s summary) error {
 	p := newPlot(fmt.Sprintf("Speedup over the sequential program (%d cores: little to learn beyond %d ranks)", s.cores, s.cores))
-	p.X.Label.Text = "ranks"
-	p.Y.Label.Text = "speedup"
-	var ticks []plot.Tick
-	for _, n := range s.ranks {
-		ticks = append(ticks, plot.Tick{Value: float64(n), Label: fmt.Sprint(n)})
+	p.X.Label.Text = "speedup (log scale; right of 1: faster than sequential)"
+	p.X.Scale = plot.LogScale{}
+	type row struct {
+		title    string
+		speedups map[int]float64
 	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.Y.Tick.Marker = integers{}
-	p.Add(plotter.NewGrid())
-	top := float64(s.countRanks())
-	ideal, err := plotter.NewLine(plotter.XYs{{X: 1, Y: 1}, {X: top, Y: top}})
-	if err != nil {
-		return fmt.Errorf("speedup chart: %w", err)
-	}
-	ideal.Color = color.Gray{Y: 128}
-	ideal.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
-	p.Add(ideal)
-	legend := plot.NewLegend()
-	legend.Add("ideal", ideal)
-	best, i := 0.0, 0
+	var rows []row
+	lo, hi := 1.0, float64(s.countRanks())
 	for _, o := range s.outcomes {
 		seq := o.passed(0)
 		if seq == nil {
 			continue
 		}
-		var pts plotter.XYs
+		r := row{o.prog.title, map[int]float64{}}
 		for _, n := range s.ranks {
-			if r := o.passed(n); r != nil {
-				pts = append(pts, plotter.XY{X: float64(n), Y: seq.Seconds / r.Seconds})
-				best = max(best, seq.Seconds/r.Seconds)
+			if run := o.passed(n); run != nil && run.Seconds > 0 {
+				r.speedups[n] = seq.Seconds / run.Seconds
+				lo, hi = min(lo, r.speedups[n]), max(hi, r.speedups[n])
+			}
+		}
+		if len(r.speedups) > 0 {
+			rows = append(rows, r)
+		}
+	}
+	// The first program at the top, as in the table.
+	var labels []plot.Tick
+	for i, r := range rows {
+		labels = append(labels, plot.Tick{Value: float64(len(rows) - 1 - i), Label: r.title})
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(labels)
+	p.Y.Min, p.Y.Max = -0.7, float64(len(rows))-0.3
+	p.X.Min, p.X.Max = lo/1.4, hi*1.4
+	p.X.Tick.Marker = powersOfTwo{}
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 220}
+	grid.Horizontal.Color = color.Gray{Y: 220}
+	p.Add(grid)
+	legend := plot.NewLegend()
+	glyphs := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.RingGlyph{}, draw.PlusGlyph{}}
+	for j, n := range s.ranks {
+		c := plotutil.DarkColors[j%len(plotutil.DarkColors)]
+		ideal, err := plotter.NewLine(plotter.XYs{{X: float64(n), Y: p.Y.Min}, {X: float64(n), Y: p.Y.Max}})
+		if err != nil {
+			return fmt.Errorf("speedup chart: %w", err)
+		}
+		ideal.Color = c
+		ideal.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+		p.Add(ideal)
+		var pts plotter.XYs
+		for i, r := range rows {
+			if v, ok := r.speedups[n]; ok {
+				// Each rank count a little above or below the row's line,
+				// so that equal speedups do not hide each other.
+				offset := (float64(j) - float64(len(s.ranks)-1)/2) * 0.12
+				pts = append(pts, plotter.XY{X: v, Y: float64(len(rows)-1-i) + offset})
 			}
 		}
 		if len(pts) == 0 {
 			continue
 		}
-		line, points, err := plotter.NewLinePoints(pts)
+		dots, err := plotter.NewScatter(pts)
 		if err != nil {
-			return fmt.Errorf("speedup chart: %s: %w", o.prog.title, err)
+			return fmt.Errorf("speedup chart: %w", err)
 		}
-		line.Color, points.Color = plotutil.Color(i), plotutil.Color(i)
-		line.Width = vg.Points(1.5)
-		line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
-		points.Shape = plotutil.Shape(i)
-		p.Add(line, points)
-		legend.Add(o.prog.title, line, points)
-		i++
+		dots.Color, dots.Shape, dots.Radius = c, glyphs[j%len(glyphs)], vg.Points(4)
+		p.Add(dots)
+		legend.Add(fmt.Sprintf("%d %s", n, map[bool]string{true: "rank", false: "ranks"}[n == 1]), dots)
 	}
-	// The Y axis stops a little above the best speedup or the core
-	// count: on a small machine the ideal line leaves the chart, and the
-	// measured lines keep their room.
-	p.X.Min, p.X.Max = 0.5, top
-	p.Y.Min, p.Y.Max = 0, min(top, math.Ceil(max(float64(s.cores), best)*1.1))
+	ideal, err := plotter.NewLine(plotter.XYs{{X: 1, Y: 0}, {X: 1, Y: 1}})
+	if err != nil {
+		return fmt.Errorf("speedup chart: %w", err)
+	}
+	ideal.Color = color.Gray{Y: 100}
+	ideal.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	legend.Add("ideal at N ranks", ideal)
 	if err := save(p, &legend, path); err != nil {
 		return fmt.Errorf("speedup chart: %w", err)
 	}
 	return nil
 }
 
-// integers ticks an axis at every whole number.
-type integers struct{}
+// powersOfTwo ticks a logarithmic axis at every power of two, labelled as
+// a fraction below 1 ("1/8").
+type powersOfTwo struct{}
 
-func (integers) Ticks(lo, hi float64) []plot.Tick {
+func (powersOfTwo) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
-	for v := math.Ceil(lo); v <= hi; v++ {
-		ticks = append(ticks, plot.Tick{Value: v, Label: fmt.Sprint(v)})
+	for e := math.Floor(math.Log2(lo)); e <= math.Ceil(math.Log2(hi)); e++ {
+		v := math.Exp2(e)
+		if v < lo || v > hi {
+			continue
+		}
+		label := fmt.Sprint(v)
+		if e < 0 {
+			label = fmt.Sprintf("1/%.0f", 1/v)
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: label})
 	}
 	return ticks
 }

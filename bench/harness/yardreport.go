@@ -11,7 +11,7 @@ import (
 )
 
 // mpiGoal is the highest SVM time over MPI time we aim for on a kernel
-// (../shared/DESIGN.md, section 7).
+// (docs/design.md, "Where the time goes, and the yardstick").
 const mpiGoal = 1.10
 
 // yardSummary is what the yardstick's report shows.

@@ -16,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/svmcluster/svm/dsm/daemon"
+	"github.com/svmcluster/svm/internal/cli"
 )
 
 const usage = `usage: svmd [flags]
@@ -28,7 +29,8 @@ a job across them.
 Settings come from the defaults, then the --config file (YAML; keys as in
 deploy/svmd.yml), then the flags. svmd refuses to listen on a non-loopback
 address without a secret file. SIGTERM or SIGINT ends running jobs, telling
-their users why, and stops svmd.
+their users why, and stops svmd. svmd --version prints its module version
+and VCS revision.
 
 flags:
 `
@@ -51,8 +53,8 @@ func (p peerFlags) Set(v string) error {
 }
 
 func main() {
-	if err := run(os.Args[1:], os.Stderr); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, cli.ErrHelp) {
 			return
 		}
 		fmt.Fprintln(os.Stderr, "svmd:", err)
@@ -60,8 +62,12 @@ func main() {
 	}
 }
 
-func run(args []string, stderr io.Writer) error {
-	cfg, level, err := configure(args, stderr)
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-version") {
+		fmt.Fprintln(stdout, cli.Version("svmd"))
+		return cli.ErrHelp
+	}
+	cfg, level, err := configure(args, stdout)
 	if err != nil {
 		return err
 	}
@@ -80,13 +86,12 @@ func run(args []string, stderr io.Writer) error {
 }
 
 // configure reads the defaults, the config file and the flags, in that
-// order of precedence from low to high.
-func configure(args []string, stderr io.Writer) (daemon.Config, slog.Level, error) {
+// order of precedence from low to high; -h prints the usage on stdout.
+func configure(args []string, stdout io.Writer) (daemon.Config, slog.Level, error) {
 	def := daemon.DefaultConfig()
 	fs := flag.NewFlagSet("svmd", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	var flags daemon.Config
@@ -103,11 +108,15 @@ func configure(args []string, stderr io.Writer) (daemon.Config, slog.Level, erro
 	fs.DurationVar(&flags.KillAfter, "kill-after", def.KillAfter, "how long stopped ranks get between SIGTERM and SIGKILL")
 	fs.IntVar(&flags.MaxRanks, "max-ranks", def.MaxRanks, "the most ranks a job may have")
 	verbose := fs.Bool("v", false, "log debug messages")
-	if err := fs.Parse(args); err != nil {
+	version := fs.Bool("version", false, "print svmd's module version and VCS revision, and exit (given alone)")
+	if err := cli.Parse(fs, args, stdout); err != nil {
 		return daemon.Config{}, 0, err
 	}
 	if fs.NArg() > 0 {
-		return daemon.Config{}, 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return daemon.Config{}, 0, fmt.Errorf("unexpected argument %q: svmd takes only flags (svmd -h lists them)", fs.Arg(0))
+	}
+	if *version {
+		return daemon.Config{}, 0, errors.New("--version is given alone: svmd --version")
 	}
 	cfg := def
 	if *configFile != "" {

@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -47,5 +51,51 @@ func TestConfigureErrors(t *testing.T) {
 	} {
 		_, _, err := configure(append([]string{"--node", "n1"}, tc.args...), io.Discard)
 		require.ErrorContains(t, err, tc.says, "%v", tc.args)
+	}
+}
+
+// TestCommandLine: svmd -h and --help print the usage on stdout and exit
+// 0, --version prints the version, and a mistake is one line on stderr
+// with status 2 (the real binary, as a user runs it).
+func TestCommandLine(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "svmd")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	run := func(args ...string) (code int, stdout, stderr string) {
+		cmd := exec.Command(bin, args...)
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			require.NoError(t, err)
+		}
+		return code, o.String(), e.String()
+	}
+	for _, h := range []string{"-h", "--help"} {
+		code, stdout, stderr := run(h)
+		assert.Equal(t, 0, code, h)
+		assert.True(t, strings.HasPrefix(stdout, "usage: svmd"), "%s: stdout %q", h, stdout)
+		assert.Contains(t, stdout, "-socket-dir")
+		assert.Empty(t, stderr, h)
+	}
+	code, stdout, stderr := run("--version")
+	assert.Equal(t, 0, code)
+	assert.Regexp(t, `^svmd github.com/svmcluster/svm \S+ \(revision .*\), go1\.\S+\n$`, stdout)
+	assert.Empty(t, stderr)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--frob"}, "svmd: flag provided but not defined: -frob (svmd -h lists the flags)\n"},
+		{[]string{"extra"}, `svmd: unexpected argument "extra": svmd takes only flags (svmd -h lists them)` + "\n"},
+		{[]string{"--heartbeat", "x"}, `svmd: invalid value "x" for flag -heartbeat: parse error (svmd -h lists the flags)` + "\n"},
+		{[]string{"--version", "--node", "a"}, "svmd: --version is given alone: svmd --version\n"},
+	} {
+		code, stdout, stderr := run(tc.args...)
+		assert.Equal(t, 2, code, "%v", tc.args)
+		assert.Empty(t, stdout, "%v", tc.args)
+		assert.Equal(t, tc.want, stderr, "%v", tc.args)
 	}
 }

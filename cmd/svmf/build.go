@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/svmcluster/svm/internal/cli"
 	"github.com/svmcluster/svm/svmfortran/compile"
 	"github.com/svmcluster/svm/svmfortran/syntax"
 )
@@ -103,11 +104,11 @@ func isSVMSource(name string) bool {
 
 // buildCommand is svmf build.
 func buildCommand(args []string, stdout, stderr io.Writer) (int, error) {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		return 2, errors.New("build: no arguments: give the sources to compile (svmf build -h)")
+	}
+	if cli.IsHelp(args) {
 		fmt.Fprint(stdout, buildUsage)
-		if len(args) == 0 {
-			return 2, errors.New("build: no arguments: give the sources to compile")
-		}
 		return 0, nil
 	}
 	b, err := parseBuildArgs(args)

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/svmcluster/svm/internal/cli"
 )
 
 // The compiler wrappers, in the manner of mpicc and mpifort: svmf cc and
@@ -45,11 +46,11 @@ func compileCommand(lang string, args []string, stdout, stderr io.Writer) (int, 
 	if len(args) > 0 && (args[0] == "--show" || args[0] == "-show") {
 		show, args = true, args[1:]
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		return 2, fmt.Errorf("%s: no arguments: give the files to compile (svmf %s -h)", lang, lang)
+	}
+	if cli.IsHelp(args) {
 		fmt.Fprint(stdout, ccUsage)
-		if len(args) == 0 {
-			return 2, errors.New(lang + ": no arguments: give the files to compile")
-		}
 		return 0, nil
 	}
 	prefix, err := installPrefix()

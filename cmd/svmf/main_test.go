@@ -26,6 +26,7 @@ func TestBadInput(t *testing.T) {
 		{nil, "no command given"},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"sim"}, "name a program"},
+		{[]string{"sim", "sor", "-frob"}, "flag provided but not defined: -frob"},
 		{[]string{"sim", "lu"}, `unknown program "lu"`},
 		{[]string{"sim", "sor", "-variant", "red"}, `-variant "red"`},
 		{[]string{"sim", "sor", "-rows", "2"}, "2 × 3072 matrix on 8 ranks"},

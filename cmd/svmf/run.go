@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/svmcluster/svm/dsm/engine"
 	"github.com/svmcluster/svm/dsm/launch"
+	"github.com/svmcluster/svm/internal/cli"
 )
 
 const runUsage = `usage: svmf run -np N [flags] PROGRAM [ARGS...]
@@ -70,23 +73,32 @@ type runFlags struct {
 	bind        string
 	stats       bool
 	statsJSON   string
+	profile     string
 	killAfter   time.Duration
 }
 
 func runCommand(args []string, stdout, stderr io.Writer) (int, error) {
 	fs, f := runFlagSet(stderr)
-	if err := fs.Parse(args); err != nil {
-		return 2, err
+	if err := cli.Parse(fs, args, stdout); err != nil {
+		if errors.Is(err, cli.ErrHelp) {
+			return 0, nil
+		}
+		return 2, fmt.Errorf("run: %w", err)
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return 2, errors.New("run: no program given")
+		return 2, errors.New("run: no program given: svmf run -np N PROGRAM [ARGS...]")
 	}
 	if f.hosts != "" || f.hostfile != "" {
+		if f.profile != "" {
+			return 2, errors.New("run: --profile profiles the engine svmf runs, and the engines of a job through svmd run in the daemons: leave out --hosts, or profile svmd")
+		}
 		return submitCommand(*f, fs.Arg(0), fs.Args()[1:], stdout, stderr)
 	}
 	if f.daemon != "" {
 		return 2, errors.New("run: --daemon needs --hosts or --hostfile")
+	}
+	if f.np == 0 {
+		return 2, errors.New("run: -np N is required (or --hosts NODE:SLOTS,... to run through svmd)")
 	}
 	settings, err := f.settings()
 	if err != nil {
@@ -105,7 +117,7 @@ func runFlagSet(stderr io.Writer) (*flag.FlagSet, *runFlags) {
 	fs := flag.NewFlagSet("svmf run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, runUsage)
+		fmt.Fprint(fs.Output(), runUsage)
 		fs.PrintDefaults()
 	}
 	f := &runFlags{}
@@ -127,6 +139,7 @@ func runFlagSet(stderr io.Writer) (*flag.FlagSet, *runFlags) {
 	fs.StringVar(&f.bind, "bind", launch.BindAuto, "binding of ranks to CPUs: auto (one CPU each when there are enough), none, or cpu (in turn, shared when too few)")
 	fs.BoolVar(&f.stats, "stats", false, "at the end, print every rank's faults, fetches, diffs, messages and waits on stderr")
 	fs.StringVar(&f.statsJSON, "stats-json", "", "at the end, write the same figures as JSON to `FILE`")
+	fs.StringVar(&f.profile, "profile", "", "write the engine's CPU profile to `DIR`/engine.cpu.pprof (go tool pprof -top reads it)")
 	fs.DurationVar(&f.killAfter, "kill-after", 2*time.Second, "how long stopped ranks get between SIGTERM and SIGKILL")
 	return fs, f
 }
@@ -214,6 +227,13 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 	defer eng.Close()
 	if err := engine.AsyncWritesError(); err != nil && !cfg.WriteFaults && cfg.NProcs > 1 {
 		fmt.Fprintf(stderr, "svmf: writes are found by page faults: this kernel cannot report them without (Linux 6.7+): %v\n", err)
+	}
+	if f.profile != "" {
+		stop, err := startProfile(f.profile, stderr)
+		if err != nil {
+			return 1, fmt.Errorf("run: --profile: %w", err)
+		}
+		defer stop()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -318,14 +338,9 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 		}
 	}
 	if f.stats || f.statsJSON != "" {
-		js := collectStats(time.Since(started), cpuTime()-cpuBefore, eng.Snapshot())
-		if f.stats {
-			writeStatsTable(stderr, js)
-		}
-		if f.statsJSON != "" {
-			if err := writeStatsJSON(f.statsJSON, js); err != nil && code == 0 {
-				fail(1, err.Error())
-			}
+		cpu := cpuTime() - cpuBefore
+		if err := reportStats(f, stderr, collectStats(time.Since(started), &cpu, eng.Snapshot())); err != nil && code == 0 {
+			fail(1, err.Error())
 		}
 	}
 	cancel()
@@ -342,4 +357,30 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 		return code, fmt.Errorf("job failed: %s", strings.Join(failures, "; "))
 	}
 	return 0, nil
+}
+
+// startProfile starts profiling svmf's CPU, which is the engine's while a
+// job runs here, into dir/engine.cpu.pprof; stop ends it and says how to
+// read it.
+func startProfile(dir string, stderr io.Writer) (stop func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "engine.cpu.pprof")
+	file, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(file); err != nil {
+		file.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := file.Close(); err != nil {
+			fmt.Fprintf(stderr, "svmf: --profile: %v\n", err)
+			return
+		}
+		fmt.Fprintf(stderr, "svmf: the engine's CPU profile is in %s; read it with: go tool pprof -top %s (or -http=localhost:8080 for graphs)\n", path, path)
+	}, nil
 }

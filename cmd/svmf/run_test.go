@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -320,8 +321,8 @@ func TestRunUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"run"}, "run: no program given"},
-		{[]string{"run", testprog}, "-np 0: want 1 to 65536 ranks"},
+		{[]string{"run"}, "run: no program given: svmf run -np N PROGRAM"},
+		{[]string{"run", testprog}, "run: -np N is required"},
 		{[]string{"run", "-np", "4611686018427387904", testprog}, "-np 4611686018427387904: want 1 to 65536 ranks"},
 		{[]string{"run", "-np", "2", "./no-such-program"}, "no-such-program"},
 		{[]string{"run", "-np", "2", "-region", "12Q", testprog}, `-region: "12Q" is not a size`},
@@ -337,9 +338,74 @@ func TestRunUsage(t *testing.T) {
 		assert.Equal(t, 2, j.code, "%v", tc.args)
 		assert.Contains(t, j.stderr, tc.want, "%v", tc.args)
 	}
+}
+
+// TestCommandLine: every command's -h and --help print its usage on
+// stdout and exit 0; every usage mistake is one line on stderr that names
+// it and the way out, with status 2 and nothing on stdout.
+func TestCommandLine(t *testing.T) {
+	for _, cmd := range [][]string{nil, {"run"}, {"sim"}, {"sim", "sor"}, {"build"}, {"cc"}, {"fc"}, {"slurm-engine"}} {
+		for _, h := range []string{"-h", "--help"} {
+			args := append(slices.Clone(cmd), h)
+			j := svmf(t, 30*time.Second, nil, args...)
+			assert.Equal(t, 0, j.code, "svmf %v", args)
+			assert.True(t, strings.HasPrefix(j.stdout, "usage: svmf"), "svmf %v: stdout %q", args, j.stdout)
+			assert.Empty(t, j.stderr, "svmf %v", args)
+		}
+	}
 	j := svmf(t, 30*time.Second, nil, "run", "-h")
-	assert.Contains(t, j.stderr, "-tag-output")
-	assert.Contains(t, j.stderr, "-gc-threshold")
+	assert.Contains(t, j.stdout, "-tag-output")
+	assert.Contains(t, j.stdout, "-profile")
+	j = svmf(t, 30*time.Second, nil, "help")
+	assert.Equal(t, 0, j.code)
+	assert.Contains(t, j.stdout, "version")
+
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		j := svmf(t, 30*time.Second, nil, args...)
+		assert.Equal(t, 0, j.code, "svmf %v", args)
+		assert.Regexp(t, `^svmf github.com/svmcluster/svm \S+ \(revision .*\), go1\.\S+\n$`, j.stdout)
+		assert.Empty(t, j.stderr)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "svmf: no command given: svmf run -np N PROGRAM runs a job (svmf -h lists the commands)"},
+		{[]string{"frobnicate"}, `svmf: unknown command "frobnicate" (svmf -h lists the commands)`},
+		{[]string{"run"}, "svmf: run: no program given: svmf run -np N PROGRAM [ARGS...]"},
+		{[]string{"run", "-np", "2"}, "svmf: run: no program given: svmf run -np N PROGRAM [ARGS...]"},
+		{[]string{"run", testprog}, "svmf: run: -np N is required (or --hosts NODE:SLOTS,... to run through svmd)"},
+		{[]string{"run", "-frob", testprog}, "svmf: run: flag provided but not defined: -frob (svmf run -h lists the flags)"},
+		{[]string{"run", "-np", "x", testprog}, `svmf: run: invalid value "x" for flag -np: parse error (svmf run -h lists the flags)`},
+		{[]string{"run", "-np", "2", "--daemon", "/tmp", testprog}, "svmf: run: --daemon needs --hosts or --hostfile"},
+		{[]string{"run", "--hosts", "a:2", "--profile", "/tmp/p", testprog}, "svmf: run: --profile profiles the engine svmf runs"},
+		{[]string{"sim"}, "svmf: sim: name a program: svmf sim sor [flags]"},
+		{[]string{"sim", "lu"}, `svmf: sim: unknown program "lu": svmf sim sor is the one there is`},
+		{[]string{"sim", "sor", "-frob"}, "svmf: sim sor: flag provided but not defined: -frob (svmf sim sor -h lists the flags)"},
+		{[]string{"build"}, "svmf: build: no arguments: give the sources to compile (svmf build -h)"},
+		{[]string{"cc"}, "svmf: cc: no arguments: give the files to compile (svmf cc -h)"},
+		{[]string{"fc"}, "svmf: fc: no arguments: give the files to compile (svmf fc -h)"},
+	} {
+		j := svmf(t, 30*time.Second, nil, tc.args...)
+		assert.Equal(t, 2, j.code, "svmf %v", tc.args)
+		assert.Empty(t, j.stdout, "svmf %v", tc.args)
+		assert.Equal(t, 1, strings.Count(j.stderr, "\n"), "svmf %v: one line, got %q", tc.args, j.stderr)
+		assert.True(t, strings.HasPrefix(j.stderr, tc.want), "svmf %v: got %q, want %q", tc.args, j.stderr, tc.want)
+	}
+}
+
+// TestProfile: --profile DIR leaves the engine's CPU profile there, in
+// pprof's format, and says how to read it.
+func TestProfile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "prof")
+	j := svmf(t, time.Minute, nil, "run", "-np", "2", "--profile", dir, testprog, "counter", "-k", "50")
+	okJob(t, j)
+	path := filepath.Join(dir, "engine.cpu.pprof")
+	assert.Contains(t, j.stderr, "svmf: the engine's CPU profile is in "+path+"; read it with: go tool pprof -top "+path)
+	out, err := exec.Command("go", "tool", "pprof", "-top", path).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "Type: cpu")
 }
 
 // TestBaseAddressTaken: a region base that overlaps the program's own

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 
 	"github.com/svmcluster/svm/dsm/sim"
+	"github.com/svmcluster/svm/internal/cli"
 )
 
 const simUsage = `usage: svmf sim sor [flags]
@@ -26,18 +28,10 @@ var treadmarksSOR = map[bool]struct{ messages, kilobytes int }{
 	true:  {7014, 8853}, // SOR-NonZero
 }
 
-func simCommand(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "sor" {
-		fmt.Fprint(stderr, simUsage)
-		if len(args) == 0 {
-			return fmt.Errorf("sim: name a program (sor)")
-		}
-		return fmt.Errorf("sim: unknown program %q", args[0])
-	}
+func simCommand(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("svmf sim sor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, simUsage)
+		fmt.Fprint(fs.Output(), simUsage)
 		fs.PrintDefaults()
 	}
 	np := fs.Int("np", 8, "ranks")
@@ -49,8 +43,19 @@ func simCommand(args []string, stdout, stderr io.Writer) error {
 	prefetch := fs.Bool("prefetch", true, "fetch the other pages in use from the same writers with a fault")
 	proto := fs.String("protocol", "home", "home (home-based) or homeless (TreadMarks')")
 	variant := fs.String("variant", "both", "zero (edges 1, interior 0), nonzero, or both")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
+	switch {
+	case cli.IsHelp(args):
+		return cli.Parse(fs, args[:1], stdout)
+	case len(args) == 0:
+		return errors.New("sim: name a program: svmf sim sor [flags]")
+	case args[0] != "sor":
+		return fmt.Errorf("sim: unknown program %q: svmf sim sor is the one there is", args[0])
+	}
+	if err := cli.Parse(fs, args[1:], stdout); err != nil {
+		if errors.Is(err, cli.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("sim sor: %w", err)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("sim sor: unexpected argument %q", fs.Arg(0))

@@ -19,8 +19,9 @@ import (
 type jobStats struct {
 	WallSeconds float64 `json:"wall_seconds"`
 	// EngineCPUSeconds is the CPU time the coherence engine took (user and
-	// system), which the ranks on this machine did not get.
-	EngineCPUSeconds float64     `json:"engine_cpu_seconds"`
+	// system), which the ranks on this machine did not get; absent for a
+	// job through svmd, whose engines run inside the daemons.
+	EngineCPUSeconds *float64    `json:"engine_cpu_seconds,omitempty"`
 	Ranks            []rankStats `json:"ranks"`
 	Total            rankStats   `json:"total"`
 	// Messages are the protocol messages of the whole job by type.
@@ -53,8 +54,14 @@ type typeCount struct {
 	Bytes    int64 `json:"bytes"`
 }
 
-func collectStats(wall, engineCPU time.Duration, snaps []engine.RankSnapshot) jobStats {
-	js := jobStats{WallSeconds: wall.Seconds(), EngineCPUSeconds: engineCPU.Seconds(), Messages: map[string]typeCount{}, Total: rankStats{Rank: -1}}
+// collectStats gathers the job's figures; engineCPU is nil when the engines
+// are not svmf's own.
+func collectStats(wall time.Duration, engineCPU *time.Duration, snaps []engine.RankSnapshot) jobStats {
+	js := jobStats{WallSeconds: wall.Seconds(), Messages: map[string]typeCount{}, Total: rankStats{Rank: -1}}
+	if engineCPU != nil {
+		cpu := engineCPU.Seconds()
+		js.EngineCPUSeconds = &cpu
+	}
 	for _, s := range snaps {
 		r := rankStats{
 			Rank: s.Rank, ReadFaults: s.Stats.ReadFaults, WriteFaults: s.Stats.WriteFaults,
@@ -109,7 +116,11 @@ func cpuTime() time.Duration {
 
 // writeStatsTable prints js for people.
 func writeStatsTable(w io.Writer, js jobStats) {
-	fmt.Fprintf(w, "svmf: job statistics: wall time %.3f s, engine CPU time %.3f s\n", js.WallSeconds, js.EngineCPUSeconds)
+	if js.EngineCPUSeconds != nil {
+		fmt.Fprintf(w, "svmf: job statistics: wall time %.3f s, engine CPU time %.3f s\n", js.WallSeconds, *js.EngineCPUSeconds)
+	} else {
+		fmt.Fprintf(w, "svmf: job statistics: wall time %.3f s (the engines run in svmd: their CPU time is in its process_cpu_seconds_total)\n", js.WallSeconds)
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "rank\tread faults\twrite faults\tpages fetched\tprefetched\tdiffs made\tdiff bytes\tdiffs applied\tmessages\tbytes\tbarriers\tbarrier wait s\tlocks\tlock wait s\t")
 	row := func(name string, r rankStats) {
@@ -149,6 +160,18 @@ func writeStatsJSON(path string, js jobStats) error {
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("--stats-json: %w", err)
+	}
+	return nil
+}
+
+// reportStats prints and writes the job's figures as --stats and
+// --stats-json ask; a file that cannot be written is an error.
+func reportStats(f runFlags, stderr io.Writer, js jobStats) error {
+	if f.stats {
+		writeStatsTable(stderr, js)
+	}
+	if f.statsJSON != "" {
+		return writeStatsJSON(f.statsJSON, js)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/svmcluster/svm/dsm"
 	"github.com/svmcluster/svm/dsm/daemon"
@@ -69,9 +70,19 @@ func submitCommand(f runFlags, program string, args []string, stdout, stderr io.
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
-	return daemon.Submit(socketDir, spec, daemon.SubmitOptions{
-		Stdout: stdout, Stderr: stderr, Tag: f.tagOutput, Signals: sigs,
-	})
+	opt := daemon.SubmitOptions{Stdout: stdout, Stderr: stderr, Tag: f.tagOutput, Signals: sigs}
+	var statsErr error
+	if f.stats || f.statsJSON != "" {
+		started := time.Now()
+		opt.Ranks = func(snaps []engine.RankSnapshot) {
+			statsErr = reportStats(f, stderr, collectStats(time.Since(started), nil, snaps))
+		}
+	}
+	code, err := daemon.Submit(socketDir, spec, opt)
+	if statsErr != nil && code == 0 {
+		return 1, statsErr
+	}
+	return code, err
 }
 
 // jobEnv is svmf's environment without the variables each rank gets its

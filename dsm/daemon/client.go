@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/svmcluster/svm/dsm/engine"
 	"github.com/svmcluster/svm/dsm/launch"
 	"github.com/svmcluster/svm/protocol/peer"
 )
@@ -25,6 +26,34 @@ type SubmitOptions struct {
 	Signals <-chan os.Signal
 	// Accepted, if set, hears the job's id and each rank's node.
 	Accepted func(id string, placement []string)
+	// Ranks, if set, hears at the job's end the final counters of its
+	// ranks (of every node that said it stopped).
+	Ranks func([]engine.RankSnapshot)
+}
+
+// DaemonStartWait is how long svmf waits for an svmd that is starting: its
+// control socket not there yet, or not listening yet.
+const DaemonStartWait = 5 * time.Second
+
+// dialDaemon connects to the control socket of the svmd whose socket
+// directory is dir, waiting up to wait for one that is starting, and then
+// says which it is: no svmd there, or one that does not answer.
+func dialDaemon(dir string, wait time.Duration) (net.Conn, error) {
+	path := filepath.Join(dir, ControlSocket)
+	deadline := time.Now().Add(wait)
+	for {
+		c, err := net.Dial("unix", path)
+		if err == nil {
+			return c, nil
+		}
+		if time.Now().After(deadline) {
+			if errors.Is(err, syscall.ECONNREFUSED) {
+				return nil, fmt.Errorf("svmd not answering at %s: its socket is there but nothing has accepted for %v (an svmd that was killed? start it again): %w", path, wait, err)
+			}
+			return nil, fmt.Errorf("no svmd at %s after waiting %v (start svmd, or point --daemon or SVM_DAEMON at its socket directory): %w", dir, wait, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // Submit runs a job through the svmd whose socket directory is dir, copies
@@ -36,10 +65,9 @@ func Submit(dir string, spec JobSpec, opt SubmitOptions) (int, error) {
 	if len(body) > MaxRequest {
 		return 2, fmt.Errorf("the job's submission takes %d bytes, and svmd takes at most %d: its arguments and environment are too large", len(body), MaxRequest)
 	}
-	path := filepath.Join(dir, ControlSocket)
-	c, err := net.Dial("unix", path)
+	c, err := dialDaemon(dir, DaemonStartWait)
 	if err != nil {
-		return 1, fmt.Errorf("no svmd at %s (start svmd, or point --daemon or SVM_DAEMON at its socket directory): %w", path, err)
+		return 1, err
 	}
 	pc := peer.Local(c, "svmd")
 	defer pc.Close()
@@ -128,6 +156,13 @@ func Submit(dir string, spec JobSpec, opt SubmitOptions) (int, error) {
 			var m exit
 			if err := decode(f.body, &m); err != nil {
 				return 1, fmt.Errorf("svmd: %w", err)
+			}
+			if opt.Ranks != nil {
+				snaps := make([]engine.RankSnapshot, len(m.Ranks))
+				for i, r := range m.Ranks {
+					snaps[i] = r.Snapshot()
+				}
+				opt.Ranks(snaps)
 			}
 			if m.Code != 0 {
 				return m.Code, errors.New(m.Message)

@@ -76,6 +76,8 @@ type Daemon struct {
 	// those this node heads while their nodes join (see step.go).
 	steps   map[string]*stepWait
 	gathers map[string]*stepGather
+	// history is what the ended parts did, for the node's metrics.
+	history nodeHistory
 	// run and seq make job ids: run tells this daemon's jobs from those of
 	// an earlier one on the same node, whose parts on other nodes may
 	// still be stopping.
@@ -595,7 +597,7 @@ func (d *Daemon) handle(node string, kind peer.Kind, body []byte) error {
 			case p == nil:
 				// Its part never started here (it failed to): nothing to
 				// wait for.
-				d.sendTo(node, kindJobStopped, encode(jobRef{ID: m.ID}))
+				d.sendTo(node, kindJobStopped, encode(jobStopped{ID: m.ID}))
 			case p.head == node:
 				p.failure = m.Reason
 				d.partStop(p)
@@ -639,10 +641,11 @@ func (d *Daemon) handle(node string, kind peer.Kind, body []byte) error {
 			d.stepPartArrived(node, m)
 		}
 	case kindJobStopped:
-		var m jobRef
+		var m jobStopped
 		if err = decode(body, &m); err == nil {
-			if h := d.headOf(m.ID, node); h != nil {
+			if h := d.headOf(m.ID, node); h != nil && !h.stopped[node] {
 				h.stopped[node] = true
+				h.ranks = append(h.ranks, m.Ranks...)
 				d.headCheckFinished(h)
 			}
 		}

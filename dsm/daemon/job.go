@@ -38,6 +38,8 @@ type headJob struct {
 	stopped  map[string]bool
 	finished bool
 	started  time.Time
+	// ranks are the counters of the ranks whose nodes have stopped.
+	ranks []RankFigures
 }
 
 // maxOutputBacklog bounds the output queued for an svmf that does not
@@ -249,7 +251,7 @@ func (d *Daemon) headCheckFinished(h *headJob) {
 	delete(d.heads, h.id)
 	d.settled.Broadcast()
 	d.metrics.jobsRunning.Dec()
-	e := exit{Code: h.code}
+	e := exit{Code: h.code, Ranks: h.ranks}
 	if h.code != 0 {
 		e.Message = fmt.Sprintf("job %s failed: %s", h.id, strings.Join(h.failures, "; "))
 		d.metrics.jobsFailed.Inc()
@@ -296,6 +298,7 @@ func (d *Daemon) partStart(head string, m jobStart) {
 		return
 	}
 	d.parts[p.id] = p
+	d.history.jobs++
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	go func() {
@@ -516,6 +519,8 @@ func (p *partJob) killAfter() time.Duration {
 
 // partFinish releases the part's engine and tells the head it is over.
 func (d *Daemon) partFinish(p *partJob) {
+	snaps := p.eng.Snapshot()
+	d.history.retire(snaps, p.placement)
 	delete(d.parts, p.id)
 	d.settled.Broadcast()
 	d.metrics.forget(p.id)
@@ -529,7 +534,7 @@ func (d *Daemon) partFinish(p *partJob) {
 	p.cancel()
 	p.eng.Close()
 	os.RemoveAll(p.dir)
-	d.sendTo(p.head, kindJobStopped, encode(jobRef{ID: p.id}))
+	d.sendTo(p.head, kindJobStopped, encode(jobStopped{ID: p.id, Ranks: figuresOf(snaps)}))
 }
 
 // jobMessage hands a protocol message from a rank on node to the rank it

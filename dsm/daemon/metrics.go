@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,8 +14,9 @@ import (
 
 // metrics are what svmd serves on /metrics. Job series carry the job's id
 // as job_id (not job, which Prometheus gives every target) and exist only
-// while the job has ranks on this node; every other label is bounded
-// (kinds, message types, node names).
+// while the job has ranks on this node; the node's series (svm_node_) sum
+// the same counters over every job since svmd started. Every other label
+// is bounded (kinds, message types, node names).
 type metrics struct {
 	d   *Daemon
 	reg *prometheus.Registry
@@ -41,6 +43,14 @@ var MetricNames = []string{
 	"svm_messages_received_total", "svm_message_bytes_received_total",
 	"svm_lock_acquires_total", "svm_barriers_total", "svm_invalidations_total",
 	"svm_garbage_collections_total", "svm_protocol_metadata_bytes",
+	"svm_node_jobs_total", "svm_node_page_faults_total", "svm_node_twins_total",
+	"svm_node_diffs_created_total", "svm_node_diff_bytes_created_total",
+	"svm_node_diffs_applied_total", "svm_node_diff_bytes_applied_total",
+	"svm_node_messages_sent_total", "svm_node_message_bytes_sent_total",
+	"svm_node_messages_received_total", "svm_node_message_bytes_received_total",
+	"svm_node_lock_acquires_total", "svm_node_lock_wait_seconds_total",
+	"svm_node_barriers_total", "svm_node_barrier_wait_seconds_total",
+	"svm_node_invalidations_total", "svm_node_garbage_collections_total",
 }
 
 // waitBuckets span a local lock acquire (tens of microseconds) to a
@@ -131,85 +141,79 @@ var (
 	descMetadata      = jobDesc("svm_protocol_metadata_bytes", "Protocol metadata (intervals, write notices, diffs) the job's ranks here hold.")
 )
 
+// The node's series: the same counters summed over every job that has had
+// ranks on this node since svmd started, ended jobs included, so that they
+// only grow and a scrape between jobs still sees what the last one did.
+var (
+	descNodeJobs          = nodeDesc("svm_node_jobs_total", "Jobs that have had ranks on this node, running ones included.")
+	descNodeFaults        = nodeDesc("svm_node_page_faults_total", "Page faults of every job's ranks on this node, by kind (read, write).", "kind")
+	descNodeTwins         = nodeDesc("svm_node_twins_total", "Twins made by every job's ranks on this node.")
+	descNodeDiffsCreated  = nodeDesc("svm_node_diffs_created_total", "Diffs made by every job's ranks on this node.")
+	descNodeDiffBytesMade = nodeDesc("svm_node_diff_bytes_created_total", "Encoded bytes of the diffs made on this node.")
+	descNodeDiffsApplied  = nodeDesc("svm_node_diffs_applied_total", "Diffs applied by every job's ranks on this node.")
+	descNodeDiffBytesUsed = nodeDesc("svm_node_diff_bytes_applied_total", "Encoded bytes of the diffs applied on this node.")
+	descNodeMsgsSent      = nodeDesc("svm_node_messages_sent_total", "Protocol messages every job's ranks here sent, by type and the receiver's node.", "type", "peer")
+	descNodeBytesSent     = nodeDesc("svm_node_message_bytes_sent_total", "Encoded bytes of the protocol messages sent from this node.", "type", "peer")
+	descNodeMsgsReceived  = nodeDesc("svm_node_messages_received_total", "Protocol messages every job's ranks here received, by type and the sender's node.", "type", "peer")
+	descNodeBytesReceived = nodeDesc("svm_node_message_bytes_received_total", "Encoded bytes of the protocol messages received on this node.", "type", "peer")
+	descNodeLockAcquires  = nodeDesc("svm_node_lock_acquires_total", "Lock acquires on this node; remote when the grant took messages.", "locality")
+	descNodeLockWait      = nodeDesc("svm_node_lock_wait_seconds_total", "Time the ranks on this node spent waiting for locks.")
+	descNodeBarriers      = nodeDesc("svm_node_barriers_total", "Barriers the ranks on this node passed.")
+	descNodeBarrierWait   = nodeDesc("svm_node_barrier_wait_seconds_total", "Time the ranks on this node spent in barriers.")
+	descNodeInvalidations = nodeDesc("svm_node_invalidations_total", "Pages invalidated by write notices on this node.")
+	descNodeCollections   = nodeDesc("svm_node_garbage_collections_total", "Garbage collections of protocol metadata on this node.")
+)
+
 func jobDesc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(name, help, append([]string{"job_id"}, labels...), nil)
 }
 
-type jobCollector struct{ d *Daemon }
-
-func (c jobCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descRanks, descFaults, descTwins, descDiffsCreated, descDiffBytesMade,
-		descDiffsApplied, descDiffBytesUsed, descMsgsSent, descBytesSent, descMsgsReceived, descBytesReceived,
-		descLockAcquires, descBarriers, descInvalidations, descCollections, descMetadata} {
-		ch <- d
-	}
+func nodeDesc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(name, help, labels, nil)
 }
 
-func (c jobCollector) Collect(ch chan<- prometheus.Metric) {
-	type running struct {
-		id        string
-		eng       *engine.Engine
-		placement []string
-	}
-	var jobs []running
-	c.d.mu.Lock()
-	for _, p := range c.d.parts {
-		jobs = append(jobs, running{p.id, p.eng, p.placement})
-	}
-	c.d.mu.Unlock()
-	for _, j := range jobs {
-		var total engine.RankSnapshot
-		type flowKey struct{ typ, peer string }
-		sent := map[flowKey]engine.FlowCount{}
-		received := map[flowKey]engine.FlowCount{}
-		snaps := j.eng.Snapshot()
-		for _, s := range snaps {
-			addStats(&total, s)
-			for f, n := range s.Sent {
-				k := flowKey{f.Type.String(), j.placement[f.Peer]}
-				sent[k] = addFlow(sent[k], n)
-			}
-			for f, n := range s.Received {
-				k := flowKey{f.Type.String(), j.placement[f.Peer]}
-				received[k] = addFlow(received[k], n)
-			}
+// flowKey is a flow of messages by type and the other end's node.
+type flowKey struct{ typ, peer string }
+
+// counts are the counters of a set of ranks: one job's here, or the node's.
+type counts struct {
+	total          engine.RankSnapshot
+	sent, received map[flowKey]engine.FlowCount
+}
+
+func newCounts() *counts {
+	return &counts{sent: map[flowKey]engine.FlowCount{}, received: map[flowKey]engine.FlowCount{}}
+}
+
+// add adds the ranks' snapshots; placement names each rank's node.
+func (c *counts) add(snaps []engine.RankSnapshot, placement []string) {
+	for _, s := range snaps {
+		c.addTotal(s)
+		for f, n := range s.Sent {
+			k := flowKey{f.Type.String(), placement[f.Peer]}
+			c.sent[k] = addFlow(c.sent[k], n)
 		}
-		counter := func(d *prometheus.Desc, v int64, labels ...string) {
-			ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append([]string{j.id}, labels...)...)
-		}
-		st := total.Stats
-		ch <- prometheus.MustNewConstMetric(descRanks, prometheus.GaugeValue, float64(len(snaps)), j.id)
-		ch <- prometheus.MustNewConstMetric(descMetadata, prometheus.GaugeValue, float64(total.Metadata), j.id)
-		counter(descFaults, st.ReadFaults, "read")
-		counter(descFaults, st.WriteFaults, "write")
-		counter(descTwins, st.Twins)
-		counter(descDiffsCreated, st.DiffsCreated)
-		counter(descDiffBytesMade, st.DiffBytesCreated)
-		counter(descDiffsApplied, st.DiffsApplied)
-		counter(descDiffBytesUsed, st.DiffBytesApplied)
-		counter(descLockAcquires, st.LockAcquiresLocal, "local")
-		counter(descLockAcquires, st.LockAcquiresRemote, "remote")
-		counter(descBarriers, st.Barriers)
-		counter(descInvalidations, st.Invalidations)
-		counter(descCollections, st.Collections)
-		for k, n := range sent {
-			counter(descMsgsSent, n.Messages, k.typ, k.peer)
-			counter(descBytesSent, n.Bytes, k.typ, k.peer)
-		}
-		for k, n := range received {
-			counter(descMsgsReceived, n.Messages, k.typ, k.peer)
-			counter(descBytesReceived, n.Bytes, k.typ, k.peer)
+		for f, n := range s.Received {
+			k := flowKey{f.Type.String(), placement[f.Peer]}
+			c.received[k] = addFlow(c.received[k], n)
 		}
 	}
 }
 
-func addFlow(a, b engine.FlowCount) engine.FlowCount {
-	return engine.FlowCount{Messages: a.Messages + b.Messages, Bytes: a.Bytes + b.Bytes}
+// merge adds another set's counters.
+func (c *counts) merge(o *counts) {
+	c.addTotal(o.total)
+	for k, n := range o.sent {
+		c.sent[k] = addFlow(c.sent[k], n)
+	}
+	for k, n := range o.received {
+		c.received[k] = addFlow(c.received[k], n)
+	}
 }
 
-// addStats adds one rank's counters to a job's total.
-func addStats(t *engine.RankSnapshot, s engine.RankSnapshot) {
-	a, b := &t.Stats, s.Stats
+// addTotal adds one rank's (or one set's) counters to the total.
+func (c *counts) addTotal(s engine.RankSnapshot) {
+	a, b := &c.total.Stats, s.Stats
 	a.ReadFaults += b.ReadFaults
 	a.WriteFaults += b.WriteFaults
 	a.Twins += b.Twins
@@ -222,5 +226,121 @@ func addStats(t *engine.RankSnapshot, s engine.RankSnapshot) {
 	a.Barriers += b.Barriers
 	a.Invalidations += b.Invalidations
 	a.Collections += b.Collections
-	t.Metadata += s.Metadata
+	c.total.Metadata += s.Metadata
+	c.total.BarrierWait += s.BarrierWait
+	c.total.LockWait += s.LockWait
+}
+
+func addFlow(a, b engine.FlowCount) engine.FlowCount {
+	return engine.FlowCount{Messages: a.Messages + b.Messages, Bytes: a.Bytes + b.Bytes}
+}
+
+// nodeHistory is what the jobs that have ended here did, under the
+// daemon's mu.
+type nodeHistory struct {
+	jobs  int64
+	ended *counts
+}
+
+// retire adds a part's final counters to the node's history; called with
+// the daemon's mu held, as the collector reads it, so that no scrape sees
+// the part both running and ended, or neither.
+func (h *nodeHistory) retire(snaps []engine.RankSnapshot, placement []string) {
+	if h.ended == nil {
+		h.ended = newCounts()
+	}
+	h.ended.add(snaps, placement)
+}
+
+type jobCollector struct{ d *Daemon }
+
+func (c jobCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descRanks, descFaults, descTwins, descDiffsCreated, descDiffBytesMade,
+		descDiffsApplied, descDiffBytesUsed, descMsgsSent, descBytesSent, descMsgsReceived, descBytesReceived,
+		descLockAcquires, descBarriers, descInvalidations, descCollections, descMetadata,
+		descNodeJobs, descNodeFaults, descNodeTwins, descNodeDiffsCreated, descNodeDiffBytesMade,
+		descNodeDiffsApplied, descNodeDiffBytesUsed, descNodeMsgsSent, descNodeBytesSent, descNodeMsgsReceived,
+		descNodeBytesReceived, descNodeLockAcquires, descNodeLockWait, descNodeBarriers, descNodeBarrierWait,
+		descNodeInvalidations, descNodeCollections} {
+		ch <- d
+	}
+}
+
+func (c jobCollector) Collect(ch chan<- prometheus.Metric) {
+	type running struct {
+		id     string
+		ranks  int
+		counts *counts
+	}
+	// The running parts are read with the node's history in one hold of
+	// the lock (see retire).
+	node := newCounts()
+	var jobs []running
+	c.d.mu.Lock()
+	jobsTotal := c.d.history.jobs
+	if c.d.history.ended != nil {
+		node.merge(c.d.history.ended)
+	}
+	for _, p := range c.d.parts {
+		snaps := p.eng.Snapshot()
+		j := running{p.id, len(snaps), newCounts()}
+		j.counts.add(snaps, p.placement)
+		node.merge(j.counts)
+		jobs = append(jobs, j)
+	}
+	c.d.mu.Unlock()
+	for _, j := range jobs {
+		ch <- prometheus.MustNewConstMetric(descRanks, prometheus.GaugeValue, float64(j.ranks), j.id)
+		ch <- prometheus.MustNewConstMetric(descMetadata, prometheus.GaugeValue, float64(j.counts.total.Metadata), j.id)
+		emitCounts(ch, j.counts, jobDescs, j.id)
+	}
+	ch <- prometheus.MustNewConstMetric(descNodeJobs, prometheus.CounterValue, float64(jobsTotal))
+	ch <- prometheus.MustNewConstMetric(descNodeLockWait, prometheus.CounterValue, node.total.LockWait.Seconds())
+	ch <- prometheus.MustNewConstMetric(descNodeBarrierWait, prometheus.CounterValue, node.total.BarrierWait.Seconds())
+	emitCounts(ch, node, nodeDescs)
+}
+
+// countDescs are the descriptions of one set of counter series.
+type countDescs struct {
+	faults, twins, diffsCreated, diffBytesMade, diffsApplied, diffBytesUsed,
+	msgsSent, bytesSent, msgsReceived, bytesReceived, lockAcquires, barriers,
+	invalidations, collections *prometheus.Desc
+}
+
+var (
+	jobDescs = countDescs{descFaults, descTwins, descDiffsCreated, descDiffBytesMade, descDiffsApplied, descDiffBytesUsed,
+		descMsgsSent, descBytesSent, descMsgsReceived, descBytesReceived, descLockAcquires, descBarriers,
+		descInvalidations, descCollections}
+	nodeDescs = countDescs{descNodeFaults, descNodeTwins, descNodeDiffsCreated, descNodeDiffBytesMade, descNodeDiffsApplied,
+		descNodeDiffBytesUsed, descNodeMsgsSent, descNodeBytesSent, descNodeMsgsReceived, descNodeBytesReceived,
+		descNodeLockAcquires, descNodeBarriers, descNodeInvalidations, descNodeCollections}
+)
+
+// emitCounts sends c's counters as the series of ds, each labelled with
+// prefix (the job's id, or nothing) first.
+func emitCounts(ch chan<- prometheus.Metric, c *counts, ds countDescs, prefix ...string) {
+	counter := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), append(slices.Clone(prefix), labels...)...)
+	}
+	st := c.total.Stats
+	counter(ds.faults, st.ReadFaults, "read")
+	counter(ds.faults, st.WriteFaults, "write")
+	counter(ds.twins, st.Twins)
+	counter(ds.diffsCreated, st.DiffsCreated)
+	counter(ds.diffBytesMade, st.DiffBytesCreated)
+	counter(ds.diffsApplied, st.DiffsApplied)
+	counter(ds.diffBytesUsed, st.DiffBytesApplied)
+	counter(ds.lockAcquires, st.LockAcquiresLocal, "local")
+	counter(ds.lockAcquires, st.LockAcquiresRemote, "remote")
+	counter(ds.barriers, st.Barriers)
+	counter(ds.invalidations, st.Invalidations)
+	counter(ds.collections, st.Collections)
+	for k, n := range c.sent {
+		counter(ds.msgsSent, n.Messages, k.typ, k.peer)
+		counter(ds.bytesSent, n.Bytes, k.typ, k.peer)
+	}
+	for k, n := range c.received {
+		counter(ds.msgsReceived, n.Messages, k.typ, k.peer)
+		counter(ds.bytesReceived, n.Bytes, k.typ, k.peer)
+	}
 }

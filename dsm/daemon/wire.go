@@ -3,10 +3,12 @@ package daemon
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/svmcluster/svm/dsm/engine"
+	"github.com/svmcluster/svm/dsm/rank"
 	"github.com/svmcluster/svm/protocol"
 	"github.com/svmcluster/svm/protocol/peer"
 )
@@ -23,7 +25,7 @@ const (
 	kindRankExit                           // rankExit: node → head
 	kindJobFailed                          // jobFailed: node → head
 	kindJobStop                            // jobStop: head → node
-	kindJobStopped                         // jobRef: node → head
+	kindJobStopped                         // jobStopped: node → head
 	kindSubmit                             // JobSpec: svmf → svmd
 	kindAccepted                           // accepted: svmd → svmf
 	kindCancel                             // cancel: svmf → svmd
@@ -78,6 +80,61 @@ type jobReady struct {
 
 type jobRef struct{ ID string }
 
+// jobStopped says a node's part of a job is over, with the final counters
+// of its ranks there.
+type jobStopped struct {
+	ID    string
+	Ranks []RankFigures
+}
+
+// RankFigures are one rank's counters (engine.RankSnapshot) as they travel
+// to the job's head and on to svmf.
+type RankFigures struct {
+	Rank     int
+	Stats    rank.Stats
+	Metadata int64
+	// BarrierWait and LockWait are in nanoseconds.
+	BarrierWait, LockWait int64
+	Sent, Received        []FlowFigures
+}
+
+// FlowFigures are the messages of one flow: type and other rank.
+type FlowFigures struct {
+	Type            protocol.MsgType
+	Peer            int
+	Messages, Bytes int64
+}
+
+func figuresOf(snaps []engine.RankSnapshot) []RankFigures {
+	flows := func(m map[engine.Flow]engine.FlowCount) []FlowFigures {
+		var out []FlowFigures
+		for f, c := range m {
+			out = append(out, FlowFigures{Type: f.Type, Peer: f.Peer, Messages: c.Messages, Bytes: c.Bytes})
+		}
+		return out
+	}
+	out := make([]RankFigures, 0, len(snaps))
+	for _, s := range snaps {
+		out = append(out, RankFigures{Rank: s.Rank, Stats: s.Stats, Metadata: s.Metadata,
+			BarrierWait: int64(s.BarrierWait), LockWait: int64(s.LockWait), Sent: flows(s.Sent), Received: flows(s.Received)})
+	}
+	return out
+}
+
+// Snapshot is the rank's counters as the engine that hosted it gave them.
+func (f RankFigures) Snapshot() engine.RankSnapshot {
+	flows := func(l []FlowFigures) map[engine.Flow]engine.FlowCount {
+		m := map[engine.Flow]engine.FlowCount{}
+		for _, x := range l {
+			m[engine.Flow{Type: x.Type, Peer: x.Peer}] = engine.FlowCount{Messages: x.Messages, Bytes: x.Bytes}
+		}
+		return m
+	}
+	return engine.RankSnapshot{Rank: f.Rank, Stats: f.Stats, Metadata: f.Metadata,
+		BarrierWait: time.Duration(f.BarrierWait), LockWait: time.Duration(f.LockWait),
+		Sent: flows(f.Sent), Received: flows(f.Received)}
+}
+
 // Streams of output.
 const (
 	stdout = 1
@@ -120,6 +177,8 @@ type cancel struct {
 type exit struct {
 	Code    int
 	Message string
+	// Ranks are the counters of every rank whose node said it stopped.
+	Ranks []RankFigures
 }
 
 func encode(v any) []byte {

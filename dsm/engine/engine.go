@@ -8,7 +8,7 @@
 //
 // The engine never runs inside an application process: a fault handler in
 // the faulting Go process deadlocks with the garbage collector (see
-// DESIGN.md). The goroutines that read the sockets and userfaultfds do the
+// docs/design.md). The goroutines that read the sockets and userfaultfds do the
 // protocol work themselves, one at a time under the engine's lock: a fault
 // costs no hand-off between goroutines.
 package engine
