@@ -35,6 +35,11 @@ type SubmitOptions struct {
 // control socket not there yet, or not listening yet.
 const DaemonStartWait = 5 * time.Second
 
+// answerWait is how long svmf waits for svmd's first answer to a
+// submission: svmd accepts or refuses a job as soon as it has checked and
+// placed it, so a longer silence is an svmd that is stuck.
+var answerWait = 30 * time.Second
+
 // dialDaemon connects to the control socket of the svmd whose socket
 // directory is dir, waiting up to wait for one that is starting, and then
 // says which it is: no svmd there, or one that does not answer.
@@ -117,10 +122,15 @@ func Submit(dir string, spec JobSpec, opt SubmitOptions) (int, error) {
 		}
 	}()
 	cancelled := false
+	silence := time.NewTimer(answerWait)
+	defer silence.Stop()
 	for {
 		var f received
 		select {
 		case f = <-frames:
+			silence.Stop()
+		case <-silence.C:
+			return 1, fmt.Errorf("svmd at %s took the submission and has not answered it in %v: it is stuck (its log may say why)", dir, answerWait)
 		case s := <-opt.Signals:
 			if cancelled {
 				return 128 + int(s.(syscall.Signal)), fmt.Errorf("interrupted by %v again: not waiting for the job to stop", s)

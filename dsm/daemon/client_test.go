@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"io"
 	"net"
 	"os/exec"
 	"path/filepath"
@@ -63,4 +64,28 @@ func TestDaemonStarting(t *testing.T) {
 		assert.Contains(t, out.String(), "rank 1")
 	})
 	wg.Wait()
+}
+
+// TestDaemonNotAnswering: an svmd that takes a submission and never
+// answers it does not leave svmf waiting for ever.
+func TestDaemonNotAnswering(t *testing.T) {
+	defer daemon.SetAnswerWait(300 * time.Millisecond)()
+	dir := t.TempDir()
+	ln, err := net.Listen("unix", filepath.Join(dir, daemon.ControlSocket))
+	require.NoError(t, err)
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go io.Copy(io.Discard, c) // reads the submission, answers nothing
+		}
+	}()
+	start := time.Now()
+	code, err := daemon.Submit(dir, specFor("n1", 1, "/bin/true"), daemon.SubmitOptions{Stdout: io.Discard, Stderr: io.Discard})
+	assert.Equal(t, 1, code)
+	assert.ErrorContains(t, err, "took the submission and has not answered it in 300ms: it is stuck")
+	assert.Less(t, time.Since(start), 5*time.Second)
 }

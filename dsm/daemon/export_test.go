@@ -1,5 +1,7 @@
 package daemon
 
+import "time"
+
 // What the tests outside the package need to speak the control protocol
 // by hand, as a hostile or broken client would.
 const (
@@ -24,3 +26,11 @@ const (
 
 // StepReady is the frame that gives a step's engine socket.
 type StepReady = stepReady
+
+// SetAnswerWait sets how long Submit waits for svmd's first answer, and
+// returns what puts it back.
+func SetAnswerWait(d time.Duration) (restore func()) {
+	old := answerWait
+	answerWait = d
+	return func() { answerWait = old }
+}
