@@ -219,6 +219,30 @@ type Stats struct {
 	Dropped, Refetched int64
 }
 
+// Add adds o's counts to s: the counts of several ranks, or of one rank
+// over several runs.
+func (s *Stats) Add(o Stats) {
+	s.ReadFaults += o.ReadFaults
+	s.WriteFaults += o.WriteFaults
+	s.Twins += o.Twins
+	s.SilentPages += o.SilentPages
+	s.Intervals += o.Intervals
+	s.DiffsCreated += o.DiffsCreated
+	s.DiffBytesCreated += o.DiffBytesCreated
+	s.DiffsApplied += o.DiffsApplied
+	s.DiffBytesApplied += o.DiffBytesApplied
+	s.DiffsSquashed += o.DiffsSquashed
+	s.DiffBytesSquashed += o.DiffBytesSquashed
+	s.Invalidations += o.Invalidations
+	s.Prefetched += o.Prefetched
+	s.PagesFetched += o.PagesFetched
+	s.Refreshed += o.Refreshed
+	s.HomeMigrations += o.HomeMigrations
+	s.Collections += o.Collections
+	s.Dropped += o.Dropped
+	s.Refetched += o.Refetched
+}
+
 type want uint8
 
 const (

@@ -1,6 +1,7 @@
 package lrc
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
@@ -885,4 +886,19 @@ func TestFaultAround(t *testing.T) {
 	assert.Len(t, maps(0), 6, "pages 64 to 69: page 70 is mapped")
 	c.read(1, 0, 0, 1)
 	assert.Len(t, maps(1), 1, "a page fetched from its home maps alone")
+}
+
+// TestStatsAdd: Add sums every counter, so a counter added to Stats
+// without a line in Add fails here.
+func TestStatsAdd(t *testing.T) {
+	var a, b Stats
+	av, bv := reflect.ValueOf(&a).Elem(), reflect.ValueOf(&b).Elem()
+	for i := range av.NumField() {
+		av.Field(i).SetInt(int64(i + 1))
+		bv.Field(i).SetInt(100)
+	}
+	a.Add(b)
+	for i := range av.NumField() {
+		assert.Equal(t, int64(i+101), av.Field(i).Int(), "field %s", av.Type().Field(i).Name)
+	}
 }

@@ -84,6 +84,20 @@ func (l Limits) checkPage(p uint32) error {
 	return nil
 }
 
+// checkPageList checks that the n pages page(0), ..., page(n-1) are in the
+// region, sorted and distinct.
+func (l Limits) checkPageList(n int, page func(int) uint32) error {
+	for i := range n {
+		if err := l.checkPage(page(i)); err != nil {
+			return err
+		}
+		if i > 0 && page(i) <= page(i-1) {
+			return fmt.Errorf("pages not sorted and distinct at page %d", page(i))
+		}
+	}
+	return nil
+}
+
 func (l Limits) checkVT(vt VectorTime) error {
 	if len(vt) != l.NProcs {
 		return fmt.Errorf("vector time has %d entries, want %d", len(vt), l.NProcs)
@@ -152,13 +166,10 @@ func (l Limits) checkDiffRequest(m *DiffRequest) error {
 	if len(m.Pages) == 0 {
 		return errors.New("no pages")
 	}
-	for i, p := range m.Pages {
-		if err := l.checkPage(p.Page); err != nil {
-			return err
-		}
-		if i > 0 && p.Page <= m.Pages[i-1].Page {
-			return fmt.Errorf("pages not sorted and distinct at page %d", p.Page)
-		}
+	if err := l.checkPageList(len(m.Pages), func(i int) uint32 { return m.Pages[i].Page }); err != nil {
+		return err
+	}
+	for _, p := range m.Pages {
 		if len(p.Intervals) == 0 && !p.Base {
 			return fmt.Errorf("page %d: neither intervals nor the page asked", p.Page)
 		}
@@ -172,13 +183,10 @@ func (l Limits) checkDiffRequest(m *DiffRequest) error {
 }
 
 func (l Limits) checkDiffResponse(m *DiffResponse) error {
-	for i, p := range m.Pages {
-		if err := l.checkPage(p.Page); err != nil {
-			return err
-		}
-		if i > 0 && p.Page <= m.Pages[i-1].Page {
-			return fmt.Errorf("pages not sorted and distinct at page %d", p.Page)
-		}
+	if err := l.checkPageList(len(m.Pages), func(i int) uint32 { return m.Pages[i].Page }); err != nil {
+		return err
+	}
+	for _, p := range m.Pages {
 		for _, d := range p.Diffs {
 			if err := l.checkID(d.Interval); err != nil {
 				return fmt.Errorf("page %d: %w", p.Page, err)
@@ -204,13 +212,10 @@ func (l Limits) checkPageRequest(m *PageRequest) error {
 	if len(m.Pages) == 0 {
 		return errors.New("no pages")
 	}
-	for i, p := range m.Pages {
-		if err := l.checkPage(p.Page); err != nil {
-			return err
-		}
-		if i > 0 && p.Page <= m.Pages[i-1].Page {
-			return fmt.Errorf("pages not sorted and distinct at page %d", p.Page)
-		}
+	if err := l.checkPageList(len(m.Pages), func(i int) uint32 { return m.Pages[i].Page }); err != nil {
+		return err
+	}
+	for _, p := range m.Pages {
 		for j, id := range p.Need {
 			if err := l.checkID(id); err != nil {
 				return fmt.Errorf("page %d: %w", p.Page, err)
@@ -224,15 +229,7 @@ func (l Limits) checkPageRequest(m *PageRequest) error {
 }
 
 func (l Limits) checkPageResponse(m *PageResponse) error {
-	for i, p := range m.Pages {
-		if err := l.checkPage(p.Page); err != nil {
-			return err
-		}
-		if i > 0 && p.Page <= m.Pages[i-1].Page {
-			return fmt.Errorf("pages not sorted and distinct at page %d", p.Page)
-		}
-	}
-	return nil
+	return l.checkPageList(len(m.Pages), func(i int) uint32 { return m.Pages[i].Page })
 }
 
 func (l Limits) checkHomeDiffs(m *HomeDiffs) error {
@@ -242,13 +239,5 @@ func (l Limits) checkHomeDiffs(m *HomeDiffs) error {
 	if len(m.Pages) == 0 {
 		return errors.New("no pages")
 	}
-	for i, p := range m.Pages {
-		if err := l.checkPage(p.Page); err != nil {
-			return err
-		}
-		if i > 0 && p.Page <= m.Pages[i-1].Page {
-			return fmt.Errorf("pages not sorted and distinct at page %d", p.Page)
-		}
-	}
-	return nil
+	return l.checkPageList(len(m.Pages), func(i int) uint32 { return m.Pages[i].Page })
 }

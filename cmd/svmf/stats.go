@@ -57,52 +57,45 @@ type typeCount struct {
 // collectStats gathers the job's figures; engineCPU is nil when the engines
 // are not svmf's own.
 func collectStats(wall time.Duration, engineCPU *time.Duration, snaps []engine.RankSnapshot) jobStats {
-	js := jobStats{WallSeconds: wall.Seconds(), Messages: map[string]typeCount{}, Total: rankStats{Rank: -1}}
+	js := jobStats{WallSeconds: wall.Seconds(), Messages: map[string]typeCount{}}
 	if engineCPU != nil {
 		cpu := engineCPU.Seconds()
 		js.EngineCPUSeconds = &cpu
 	}
+	sum := engine.RankSnapshot{Rank: -1, Sent: map[engine.Flow]engine.FlowCount{}}
 	for _, s := range snaps {
-		r := rankStats{
-			Rank: s.Rank, ReadFaults: s.Stats.ReadFaults, WriteFaults: s.Stats.WriteFaults,
-			PagesFetched: s.Stats.PagesFetched + s.Stats.Refetched, PagesPrefetched: s.Stats.Prefetched,
-			DiffsMade: s.Stats.DiffsCreated, DiffBytesMade: s.Stats.DiffBytesCreated,
-			DiffsApplied: s.Stats.DiffsApplied, DiffBytesApplied: s.Stats.DiffBytesApplied,
-			Barriers: s.Stats.Barriers, LockAcquires: s.Stats.LockAcquiresLocal + s.Stats.LockAcquiresRemote,
-			BarrierWaitSeconds: s.BarrierWait.Seconds(), LockWaitSeconds: s.LockWait.Seconds(),
-			HomeMigrations: s.Stats.HomeMigrations, Invalidations: s.Stats.Invalidations,
-			MetadataBytesAtClose: s.Metadata,
-		}
+		js.Ranks = append(js.Ranks, rankStatsOf(s))
+		sum.AddCounts(s)
 		for f, c := range s.Sent {
-			r.MessagesSent += c.Messages
-			r.BytesSent += c.Bytes
 			t := js.Messages[f.Type.String()]
 			t.Messages += c.Messages
 			t.Bytes += c.Bytes
 			js.Messages[f.Type.String()] = t
+			sum.Sent[f] = engine.FlowCount{Messages: sum.Sent[f].Messages + c.Messages, Bytes: sum.Sent[f].Bytes + c.Bytes}
 		}
-		js.Ranks = append(js.Ranks, r)
-		t := &js.Total
-		t.ReadFaults += r.ReadFaults
-		t.WriteFaults += r.WriteFaults
-		t.PagesFetched += r.PagesFetched
-		t.PagesPrefetched += r.PagesPrefetched
-		t.DiffsMade += r.DiffsMade
-		t.DiffBytesMade += r.DiffBytesMade
-		t.DiffsApplied += r.DiffsApplied
-		t.DiffBytesApplied += r.DiffBytesApplied
-		t.MessagesSent += r.MessagesSent
-		t.BytesSent += r.BytesSent
-		t.Barriers += r.Barriers
-		t.LockAcquires += r.LockAcquires
-		t.BarrierWaitSeconds += r.BarrierWaitSeconds
-		t.LockWaitSeconds += r.LockWaitSeconds
-		t.HomeMigrations += r.HomeMigrations
-		t.Invalidations += r.Invalidations
-		t.MetadataBytesAtClose += r.MetadataBytesAtClose
 	}
+	js.Total = rankStatsOf(sum)
 	slices.SortFunc(js.Ranks, func(a, b rankStats) int { return cmp.Compare(a.Rank, b.Rank) })
 	return js
+}
+
+// rankStatsOf is what --stats shows of a rank's counters (or of their sum).
+func rankStatsOf(s engine.RankSnapshot) rankStats {
+	r := rankStats{
+		Rank: s.Rank, ReadFaults: s.Stats.ReadFaults, WriteFaults: s.Stats.WriteFaults,
+		PagesFetched: s.Stats.PagesFetched + s.Stats.Refetched, PagesPrefetched: s.Stats.Prefetched,
+		DiffsMade: s.Stats.DiffsCreated, DiffBytesMade: s.Stats.DiffBytesCreated,
+		DiffsApplied: s.Stats.DiffsApplied, DiffBytesApplied: s.Stats.DiffBytesApplied,
+		Barriers: s.Stats.Barriers, LockAcquires: s.Stats.LockAcquiresLocal + s.Stats.LockAcquiresRemote,
+		BarrierWaitSeconds: s.BarrierWait.Seconds(), LockWaitSeconds: s.LockWait.Seconds(),
+		HomeMigrations: s.Stats.HomeMigrations, Invalidations: s.Stats.Invalidations,
+		MetadataBytesAtClose: s.Metadata,
+	}
+	for _, c := range s.Sent {
+		r.MessagesSent += c.Messages
+		r.BytesSent += c.Bytes
+	}
+	return r
 }
 
 // cpuTime is the CPU time this process has used, user and system.

@@ -100,32 +100,13 @@ func Submit(dir string, spec JobSpec, opt SubmitOptions) (int, error) {
 			w.(*launch.Tagger).Close()
 		}
 	}
-	type received struct {
-		kind peer.Kind
-		body []byte
-		err  error
-	}
-	frames := make(chan received)
-	done := make(chan struct{})
+	frames, done := receive(pc)
 	defer close(done)
-	go func() {
-		for {
-			kind, body, err := pc.Recv()
-			select {
-			case frames <- received{kind, body, err}:
-			case <-done:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
 	cancelled := false
 	silence := time.NewTimer(answerWait)
 	defer silence.Stop()
 	for {
-		var f received
+		var f answer
 		select {
 		case f = <-frames:
 			silence.Stop()
@@ -184,6 +165,34 @@ func Submit(dir string, spec JobSpec, opt SubmitOptions) (int, error) {
 	}
 }
 
+// answer is a frame svmd sent, or why none came.
+type answer struct {
+	kind peer.Kind
+	body []byte
+	err  error
+}
+
+// receive reads pc's frames into the returned channel, until one fails or
+// done is closed, so that a caller can wait for a frame and a signal at
+// once.
+func receive(pc *peer.Conn) (<-chan answer, chan<- struct{}) {
+	frames, done := make(chan answer), make(chan struct{})
+	go func() {
+		for {
+			kind, body, err := pc.Recv()
+			select {
+			case frames <- answer{kind, body, err}:
+			case <-done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return frames, done
+}
+
 // JoinStep joins this node's part of a Slurm job step to the svmd at the
 // other end of c (a connection to its control socket), for svmf
 // slurm-engine. ready is called with the socket of the node's engine once
@@ -199,29 +208,10 @@ func JoinStep(c net.Conn, j StepJoin, ready func(socket string) error, signals <
 	}
 	// svmd answers within the step's time to join, or refuses it.
 	pc.SetReadDeadline(time.Now().Add(2*time.Duration(j.JoinTimeout) + time.Minute))
-	type received struct {
-		kind peer.Kind
-		body []byte
-		err  error
-	}
-	frames := make(chan received)
-	done := make(chan struct{})
+	frames, done := receive(pc)
 	defer close(done)
-	go func() {
-		for {
-			kind, body, err := pc.Recv()
-			select {
-			case frames <- received{kind, body, err}:
-			case <-done:
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
 	for {
-		var f received
+		var f answer
 		select {
 		case f = <-frames:
 		case s := <-signals:

@@ -188,7 +188,7 @@ func newCounts() *counts {
 // add adds the ranks' snapshots; placement names each rank's node.
 func (c *counts) add(snaps []engine.RankSnapshot, placement []string) {
 	for _, s := range snaps {
-		c.addTotal(s)
+		c.total.AddCounts(s)
 		for f, n := range s.Sent {
 			k := flowKey{f.Type.String(), placement[f.Peer]}
 			c.sent[k] = addFlow(c.sent[k], n)
@@ -202,33 +202,13 @@ func (c *counts) add(snaps []engine.RankSnapshot, placement []string) {
 
 // merge adds another set's counters.
 func (c *counts) merge(o *counts) {
-	c.addTotal(o.total)
+	c.total.AddCounts(o.total)
 	for k, n := range o.sent {
 		c.sent[k] = addFlow(c.sent[k], n)
 	}
 	for k, n := range o.received {
 		c.received[k] = addFlow(c.received[k], n)
 	}
-}
-
-// addTotal adds one rank's (or one set's) counters to the total.
-func (c *counts) addTotal(s engine.RankSnapshot) {
-	a, b := &c.total.Stats, s.Stats
-	a.ReadFaults += b.ReadFaults
-	a.WriteFaults += b.WriteFaults
-	a.Twins += b.Twins
-	a.DiffsCreated += b.DiffsCreated
-	a.DiffBytesCreated += b.DiffBytesCreated
-	a.DiffsApplied += b.DiffsApplied
-	a.DiffBytesApplied += b.DiffBytesApplied
-	a.LockAcquiresLocal += b.LockAcquiresLocal
-	a.LockAcquiresRemote += b.LockAcquiresRemote
-	a.Barriers += b.Barriers
-	a.Invalidations += b.Invalidations
-	a.Collections += b.Collections
-	c.total.Metadata += s.Metadata
-	c.total.BarrierWait += s.BarrierWait
-	c.total.LockWait += s.LockWait
 }
 
 func addFlow(a, b engine.FlowCount) engine.FlowCount {

@@ -334,6 +334,15 @@ type RankSnapshot struct {
 	Sent, Received        map[Flow]FlowCount
 }
 
+// AddCounts adds o's counters, waits and metadata to s, not its flows of
+// messages (kept by peer, they are summed by whoever knows what a peer is).
+func (s *RankSnapshot) AddCounts(o RankSnapshot) {
+	s.Stats.Add(o.Stats)
+	s.Metadata += o.Metadata
+	s.BarrierWait += o.BarrierWait
+	s.LockWait += o.LockWait
+}
+
 // Snapshot returns the counters of every rank this engine hosts.
 func (e *Engine) Snapshot() []RankSnapshot {
 	e.mu.Lock()

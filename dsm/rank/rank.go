@@ -85,6 +85,14 @@ type Stats struct {
 	Barriers                              int64
 }
 
+// Add adds o's counts to s.
+func (s *Stats) Add(o Stats) {
+	s.Stats.Add(o.Stats)
+	s.LockAcquiresLocal += o.LockAcquiresLocal
+	s.LockAcquiresRemote += o.LockAcquiresRemote
+	s.Barriers += o.Barriers
+}
+
 type opKind uint8
 
 const (

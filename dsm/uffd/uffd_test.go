@@ -249,6 +249,25 @@ func childBinary(t *testing.T) string {
 	return path
 }
 
+// nextFault waits up to 5 s for the next fault on userfaultfd fd and
+// returns it, failing the test unless it is a page fault on page page.
+func nextFault(t *testing.T, fd, page int) Fault {
+	t.Helper()
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	if _, err := unix.Poll(pfd, 5000); err != nil || pfd[0].Revents&unix.POLLIN == 0 {
+		t.Fatalf("no fault within 5 s: %v", err)
+	}
+	msg := make([]byte, MsgSize)
+	if _, err := unix.Read(fd, msg); err != nil {
+		t.Fatal(err)
+	}
+	f, ok := ParseFault(msg)
+	if !ok || f.Address&^uint64(pageSize-1) != testBase+uint64(page*pageSize) {
+		t.Fatalf("fault %+v, want one on page %d", f, page)
+	}
+	return f
+}
+
 func TestKernelFacts(t *testing.T) {
 	cmd, view, sock := startChild(t, "1")
 	buf := make([]byte, 64)
@@ -257,22 +276,7 @@ func TestKernelFacts(t *testing.T) {
 	// next waits for the child's next fault and returns its flags.
 	next := func() Fault {
 		t.Helper()
-		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		if _, err := unix.Poll(pfd, 5000); err != nil || pfd[0].Revents&unix.POLLIN == 0 {
-			t.Fatalf("no fault within 5 s: %v", err)
-		}
-		msg := make([]byte, MsgSize)
-		if _, err := unix.Read(fd, msg); err != nil {
-			t.Fatal(err)
-		}
-		f, ok := ParseFault(msg)
-		if !ok {
-			t.Fatalf("not a page fault: event %#x", msg[0])
-		}
-		if f.Address&^uint64(pageSize-1) != testBase {
-			t.Fatalf("fault at %#x, want page %#x", f.Address, testBase)
-		}
-		return f
+		return nextFault(t, fd, 0)
 	}
 	report := func(want string) {
 		t.Helper()
@@ -361,19 +365,7 @@ func TestKernelFactsAsync(t *testing.T) {
 	fd := receiveFD(t, sock)
 	next := func(page int) Fault {
 		t.Helper()
-		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		if _, err := unix.Poll(pfd, 5000); err != nil || pfd[0].Revents&unix.POLLIN == 0 {
-			t.Fatalf("no fault within 5 s: %v", err)
-		}
-		msg := make([]byte, MsgSize)
-		if _, err := unix.Read(fd, msg); err != nil {
-			t.Fatal(err)
-		}
-		f, ok := ParseFault(msg)
-		if !ok || f.Address&^uint64(pageSize-1) != testBase+uint64(page*pageSize) {
-			t.Fatalf("fault %+v, want one on page %d", f, page)
-		}
-		return f
+		return nextFault(t, fd, page)
 	}
 	page := func(p int) uintptr { return testBase + uintptr(p*pageSize) }
 
