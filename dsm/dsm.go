@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -249,14 +250,23 @@ func boundCPU() (int, bool) {
 // pages go through without a fault, and the process reads which pages it
 // wrote from its own page tables (only it may) before each call.
 //
-// A job of one rank needs no coherence: its region is the memory itself,
-// and page faults are the kernel's, without the engine's round trip.
+// A job of one rank needs no coherence: its region is private anonymous
+// memory, as a sequential program's heap is, and page faults are the
+// kernel's, without the engine's round trip (the engine never reads or
+// writes a lone rank's pages). It asks for transparent huge pages there:
+// a first touch then costs one fault per 2 MiB instead of one per page
+// (shallow water at 1024², 1 rank: 1.17× gfortran alone with the memfd's
+// pages, 1.02× with these). A kernel that refuses them keeps small pages.
 func (n *Node) attach(memfd int, async bool) error {
+	if n.nprocs == 1 {
+		if err := mapFixed(n.base, n.size, -1); err != nil {
+			return err
+		}
+		_ = unix.Madvise(unsafe.Slice((*byte)(pointer(n.base)), n.size), unix.MADV_HUGEPAGE)
+		return nil
+	}
 	if err := mapFixed(n.base, n.size, memfd); err != nil {
 		return err
-	}
-	if n.nprocs == 1 {
-		return nil
 	}
 	features := uint64(uffd.UFFD_FEATURE_MISSING_SHMEM | uffd.UFFD_FEATURE_MINOR_SHMEM | uffd.UFFD_FEATURE_WP_HUGETLBFS_SHMEM)
 	if async {

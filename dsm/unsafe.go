@@ -31,9 +31,13 @@ func pointer(a uintptr) unsafe.Pointer {
 }
 
 // mapFixed maps memfd at base, failing if anything is mapped there already.
+// A memfd of -1 maps private anonymous memory instead.
 func mapFixed(base, size uintptr, memfd int) error {
-	got, _, errno := unix.Syscall6(unix.SYS_MMAP, base, size, unix.PROT_READ|unix.PROT_WRITE,
-		unix.MAP_SHARED|unix.MAP_FIXED_NOREPLACE, uintptr(memfd), 0)
+	flags, fd := uintptr(unix.MAP_SHARED|unix.MAP_FIXED_NOREPLACE), uintptr(memfd)
+	if memfd < 0 {
+		flags = unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_NORESERVE | unix.MAP_FIXED_NOREPLACE
+	}
+	got, _, errno := unix.Syscall6(unix.SYS_MMAP, base, size, unix.PROT_READ|unix.PROT_WRITE, flags, fd, 0)
 	switch {
 	case errno == unix.EEXIST:
 		return fmt.Errorf("mapping the shared region at %#x: the range [%#x,+%#x) is already in use in this process; start the job with another base address", base, base, size)

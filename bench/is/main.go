@@ -165,6 +165,14 @@ func modify(p params, keys []int32, first, it int) {
 }
 
 // count counts keys into counts.
+//
+// count and rank are the whole kernel of both the sequential and the
+// parallel run; kept out of line, both runs execute the same machine code.
+// Inlined, each got its own code layout, and the two layouts differed by
+// 12 % in speed with nothing of SVM's in the loop (2^25 keys, 90
+// iterations, 1 rank against the sequential run).
+//
+//go:noinline
 func count(keys, counts []int32) {
 	clear(counts)
 	for _, k := range keys {
@@ -175,6 +183,8 @@ func count(keys, counts []int32) {
 // rank sets less[k] to the number of keys smaller than k, from the final
 // counts, and ranks[j] to the rank of keys[j]. It returns the number of
 // keys counted.
+//
+//go:noinline
 func rank(keys, ranks, counts, less []int32) int {
 	sum := int32(0)
 	for k, c := range counts {
