@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -118,7 +119,64 @@ func aloneChild(node *dsm.Node) error {
 	if s := node.Stats(); s.Barriers != 5 || s.LockAcquiresLocal != 1 {
 		return fmt.Errorf("stats count %d barriers and %d lock acquires, want 5 and 1", s.Barriers, s.LockAcquiresLocal)
 	}
+	if err := aloneMemory(node); err != nil {
+		return err
+	}
 	fmt.Println("ok")
+	return nil
+}
+
+// aloneMemory checks that a rank alone computes in private anonymous memory
+// with transparent huge pages asked for, as a sequential program's heap
+// could, and that the memory works.
+func aloneMemory(node *dsm.Node) error {
+	const size = 8 << 20
+	a, err := node.Alloc(size)
+	if err != nil {
+		return err
+	}
+	b := dsm.Bytes(a, size)
+	for i := range b {
+		b[i] = byte(i % 251)
+	}
+	for i := range b {
+		if b[i] != byte(i%251) {
+			return fmt.Errorf("byte %d of the region reads %d, was written %d", i, b[i], i%251)
+		}
+	}
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return err
+	}
+	var mapping []string // the header line and fields of the region's mapping
+	for _, line := range strings.Split(string(smaps), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 0 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
+			var lo, hi uint64
+			if _, err := fmt.Sscanf(fields[0], "%x-%x", &lo, &hi); err == nil {
+				mapping = nil
+				if lo <= uint64(a) && uint64(a) < hi {
+					mapping = []string{line}
+				}
+				continue
+			}
+		}
+		if mapping != nil {
+			mapping = append(mapping, line)
+		}
+		if mapping != nil && len(fields) > 0 && fields[0] == "VmFlags:" {
+			break
+		}
+	}
+	if len(mapping) == 0 {
+		return fmt.Errorf("no mapping of the region at %#x in /proc/self/smaps", a)
+	}
+	if head := strings.Fields(mapping[0]); len(head) > 5 || !strings.HasSuffix(head[1], "p") {
+		return fmt.Errorf("the region of a rank alone is mapped %q, want private anonymous memory", mapping[0])
+	}
+	if flags := strings.Fields(mapping[len(mapping)-1]); flags[0] != "VmFlags:" || !slices.Contains(flags[1:], "hg") {
+		return fmt.Errorf("the region of a rank alone has %q, want huge pages asked for (hg)", mapping[len(mapping)-1])
+	}
 	return nil
 }
 
