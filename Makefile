@@ -44,7 +44,7 @@ test: setup lint
 	set -o pipefail; $(GO) test -json ./... 2>&1 | $(GO) run ./internal/testsummary
 	$(GO) test -race $(PURE) ./dsm/engine/...
 	$(GO) test -race ./dsm/sim -run 'TestRandomPrograms$$' -sim.seeds=200
-	$(GO) test -race ./dsm -run TestJobs
+	$(GO) test -race ./dsm -run 'TestJobs|TestBands'
 	$(GO) test -race ./dsm/daemon -run 'TestLink|TestParse|TestPlace|TestStop|TestReadSecret|TestSpec|FuzzHandle'
 
 # The main job: red-black SOR on 4 ranks, checked against a sequential run;

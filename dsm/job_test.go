@@ -126,6 +126,54 @@ func aloneChild(node *dsm.Node) error {
 	return nil
 }
 
+// TestBands: ranks fill their bands of a large array at once (each first
+// touch maps a run of pages, the engine filling and mapping them outside its
+// lock while the other ranks' faults go on), then read every band and write
+// their neighbour's, so pages are served, invalidated and diffed while
+// other runs are still being mapped.
+func TestBands(t *testing.T) {
+	for _, np := range []int{2, 4} {
+		if out := runJob(t, "bands", np, true, "3"); strings.TrimSpace(out) != "ok" {
+			t.Fatalf("%d ranks: rank 0 printed %q", np, out)
+		}
+	}
+}
+
+// bandsChild: phases rounds of every rank writing the band of rank
+// me+round, then checking the whole array.
+func bandsChild(node *dsm.Node, phases int) error {
+	const words = 1 << 20 // 8 MiB of uint64
+	a, err := node.Alloc(words * 8)
+	if err != nil {
+		return err
+	}
+	w := dsm.Slice[uint64](a, words)
+	np, me := node.NProcs(), node.Rank()
+	band := func(r int) (int, int) { return r * words / np, (r + 1) * words / np }
+	val := func(round, i int) uint64 { return uint64(round)<<40 | uint64(i)*2654435761 }
+	for round := range phases {
+		lo, hi := band((me + round) % np)
+		for i := lo; i < hi; i++ {
+			w[i] = val(round, i)
+		}
+		if err := node.Barrier(0); err != nil {
+			return err
+		}
+		for i := range w {
+			if w[i] != val(round, i) {
+				return fmt.Errorf("round %d: word %d is %#x, want %#x", round, i, w[i], val(round, i))
+			}
+		}
+		if err := node.Barrier(0); err != nil {
+			return err
+		}
+	}
+	if me == 0 {
+		fmt.Println("ok")
+	}
+	return nil
+}
+
 // aloneMemory checks that a rank alone computes in private anonymous memory
 // with transparent huge pages asked for, as a sequential program's heap
 // could, and that the memory works.
@@ -322,13 +370,20 @@ func benchChild(name, arg string) error {
 	if err != nil {
 		return err
 	}
-	node, err := dsm.Join(context.Background())
+	var opts []dsm.Option
+	if name == "bands" {
+		opts = append(opts, dsm.Funneled()) // homes written in place, mapped in runs
+	}
+	node, err := dsm.Join(context.Background(), opts...)
 	if err != nil {
 		return err
 	}
 	defer node.Close()
-	if name == "alone" {
+	switch name {
+	case "alone":
 		return aloneChild(node)
+	case "bands":
+		return bandsChild(node, n)
 	}
 	ns, err := microbench.Run(node, name, n)
 	if err != nil {

@@ -100,6 +100,9 @@ type Engine struct {
 	inbox     []protocol.Envelope
 	draining  bool
 	encodeBuf []byte
+	// faulting is the rank whose faults are being resolved: the actions
+	// of its flushes wait for runDeferred.
+	faulting *host
 	// asyncWrites: the ranks' writes are found without faults (see
 	// AsyncWrites).
 	asyncWrites bool
@@ -587,7 +590,9 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 		e.reply(h, link.Reply{Stats: h.stats()})
 	case link.OpClose:
 		h.takeLocal(req.Local)
+		h.actMu.Lock() // act reads it outside the engine's lock
 		h.closed = true
+		h.actMu.Unlock()
 		e.reply(h, link.Reply{})
 	default:
 		err = fmt.Errorf("unknown request")
@@ -695,8 +700,17 @@ func (e *Engine) protect(h *host) {
 }
 
 // flush carries out what h's protocol engine produced.
+//
+// The page actions of a fault's own resolution wait, in order, until the
+// engine's lock is released (runDeferred): filling and mapping a run of
+// pages takes the kernel hundreds of microseconds, and under the lock the
+// ranks' faults would take turns on one CPU. Every other flush of h first
+// carries out what waits, so h's actions keep their order; a flush that
+// completes h's call carries out everything before the reply, which may
+// tell the application to drop pages.
 func (e *Engine) flush(h *host) {
 	rd := h.proto.Ready()
+	h.actMu.Lock()
 	for i := 0; i < len(rd.Actions); {
 		// Protection changes and mappings of consecutive pages, back to
 		// back, take one ioctl: a close that protects a band of pages, or
@@ -708,17 +722,52 @@ func (e *Engine) flush(h *host) {
 				n++
 			}
 		}
-		if err := e.act(h, a, n); err != nil {
-			e.fail(fmt.Errorf("rank %d: %v of pages [%d,+%d): %w", h.id, a.Kind, a.Page, n, err))
-			return
-		}
+		h.deferred = append(h.deferred, pageAction{a, n})
 		i += n
+	}
+	var err error
+	if e.faulting != h || rd.Done {
+		err = e.runActions(h)
+	}
+	h.actMu.Unlock()
+	if err != nil {
+		e.fail(err)
+		return
 	}
 	for _, env := range rd.Messages {
 		e.send(h, env)
 	}
 	if rd.Done {
 		e.finish(h, rd)
+	}
+}
+
+// pageAction is an action on count pages from a.Page.
+type pageAction struct {
+	a     lrc.Action
+	count int
+}
+
+// runActions carries out the actions waiting for h, in order; h.actMu is
+// held.
+func (e *Engine) runActions(h *host) error {
+	defer func() { h.deferred = h.deferred[:0] }()
+	for _, pa := range h.deferred {
+		if err := e.act(h, pa.a, pa.count); err != nil {
+			return fmt.Errorf("rank %d: %v of pages [%d,+%d): %w", h.id, pa.a.Kind, pa.a.Page, pa.count, err)
+		}
+	}
+	return nil
+}
+
+// runDeferred carries out, outside the engine's lock, the actions of h's
+// faults that flush left waiting.
+func (e *Engine) runDeferred(h *host) {
+	h.actMu.Lock()
+	err := e.runActions(h)
+	h.actMu.Unlock()
+	if err != nil {
+		e.do(func() { e.fail(err) })
 	}
 }
 
@@ -813,8 +862,11 @@ func (e *Engine) drain() {
 	e.inbox = e.inbox[:0]
 }
 
-// fault handles page faults that h's application took.
+// fault handles page faults that h's application took. Their mappings
+// wait for runDeferred.
 func (e *Engine) fault(h *host, faults []uffd.Fault) {
+	e.faulting = h
+	defer func() { e.faulting = nil }()
 	for _, f := range faults {
 		if f.Address < e.cfg.Base || f.Address >= e.cfg.Base+e.cfg.RegionSize {
 			e.fail(fmt.Errorf("rank %d: fault at %#x, outside the shared region", h.id, f.Address))

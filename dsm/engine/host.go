@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -25,7 +26,11 @@ type host struct {
 	// view is the engine's own mapping of the rank's memory, never
 	// registered with a userfaultfd.
 	view []byte
-	// populated marks the pages known to be in the memfd's page cache.
+	// actMu orders the page actions on the application: deferred holds
+	// those waiting (Engine.flush), populated marks the pages known to be
+	// in the memfd's page cache; both are guarded by it.
+	actMu     sync.Mutex
+	deferred  []pageAction
 	populated []uint64
 	// ctl (with asynchronous write tracking) is the control area shared
 	// with the application: which pages it reports written; ctlFD its
@@ -177,7 +182,14 @@ func (e *Engine) readFaults(h *host, buf []byte) bool {
 			faults = append(faults, flt)
 		}
 	}
-	return len(faults) == 0 || e.do(func() { e.fault(h, faults) })
+	if len(faults) == 0 {
+		return true
+	}
+	if !e.do(func() { e.fault(h, faults) }) {
+		return false
+	}
+	e.runDeferred(h)
+	return true
 }
 
 // act carries out a page action on h's application, for count pages from
