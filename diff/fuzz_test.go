@@ -99,6 +99,14 @@ func FuzzApply(f *testing.F) {
 		if verr := d.Validate(n); (verr == nil) != (err == nil) {
 			t.Fatalf("Validate(%d) = %v, but Apply = %v", n, verr, err)
 		}
+		unchecked := filled(n, seed)
+		uerr := d.ApplyValidated(unchecked)
+		if (uerr == nil) != (err == nil) || uerr != nil && !errors.Is(uerr, ErrMalformed) {
+			t.Fatalf("ApplyValidated to %d bytes = %v, Apply = %v", n, uerr, err)
+		}
+		if err == nil && !bytes.Equal(unchecked, want) {
+			t.Fatalf("ApplyValidated gave %x, want %x", unchecked, want)
+		}
 		runs, refErr := refDecode(raw, math.MaxInt)
 		changed, cerr := d.Changed()
 		if (cerr == nil) != (refErr == nil) {

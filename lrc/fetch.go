@@ -347,13 +347,13 @@ func (s *State) settle(p uint32) error {
 	page := s.pageBytes(p)
 	for _, id := range ready {
 		h := findDiff(pg, id)
-		if err := h.d.Apply(page); err != nil {
+		if err := h.d.ApplyValidated(page); err != nil { // validated as it came
 			return fmt.Errorf("applying the diff of interval %v to page %d: %w", id, p, err)
 		}
 		if pg.twin != nil {
 			// Kept while invalid (AsyncWrites): others' writes are not this
 			// rank's to diff.
-			_ = h.d.Apply(pg.twin)
+			_ = h.d.ApplyValidated(pg.twin)
 		}
 		s.stats.DiffsApplied++
 		s.stats.DiffBytesApplied += int64(len(h.d))

@@ -247,10 +247,10 @@ func (s *State) HandleHomeDiffs(from int, m *protocol.HomeDiffs) error {
 	for _, pd := range m.Pages {
 		pg := &s.pages[pd.Page]
 		d := diff.Diff(pd.Diff)
-		_ = d.Apply(s.pageBytes(pd.Page)) // validated above
+		_ = d.ApplyValidated(s.pageBytes(pd.Page)) // validated above
 		if pg.twin != nil {
 			// Not a write of this rank's open interval.
-			_ = d.Apply(pg.twin)
+			_ = d.ApplyValidated(pg.twin)
 		}
 		pg.home.ver.note(m.Interval)
 		if pg.fetching > 0 {
@@ -475,14 +475,14 @@ func (s *State) HandlePageResponse(from int, m *protocol.PageResponse) error {
 			local := s.createDiff(p)
 			copy(page, pc.Data)
 			copy(pg.twin, page)
-			_ = local.Apply(page) // made from this page's twin
+			_ = local.ApplyValidated(page) // made from this page's twin
 		} else {
 			copy(page, pc.Data)
 		}
 		for _, d := range pg.home.late {
-			_ = d.Apply(page) // validated as it came
+			_ = d.ApplyValidated(page) // validated as it came
 			if pg.twin != nil {
-				_ = d.Apply(pg.twin)
+				_ = d.ApplyValidated(pg.twin)
 			}
 		}
 		s.stats.PagesFetched++

@@ -832,7 +832,7 @@ func (s *State) closeInterval(active bool, invalidating map[uint32]bool) {
 			// The twin takes the diff rather than a copy of the page: a
 			// write of another thread that lands after the comparison stays
 			// a difference, for the next close to find.
-			if err := d.Apply(pg.twin); err != nil {
+			if err := d.ApplyValidated(pg.twin); err != nil {
 				panic(fmt.Sprintf("lrc: own diff of page %d: %v", p, err)) // made from this twin
 			}
 		} else if active {
