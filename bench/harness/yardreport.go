@@ -72,14 +72,14 @@ func writeYardstick(w io.Writer, s yardSummary) error {
 		p.printf("\nTimes are seconds. A C kernel's is its timed part as the program measures it on rank 0, between barriers: "+
 			"after the start, the allocation, the initialisation and the first iteration, and before the check. "+
 			"A Go program's is its timed part (bench/results/results.md has these programs at the study's sizes, with their messages). "+
-			"The Fortran program's is the whole process, start to exit, as the harness measures it: its SVM runs include starting the job. "+
+			"The Fortran program's is the whole process, start to exit, as the harness measures it: its SVM runs include starting the job, its MPI runs mpirun's start. "+
 			"Speedup is the sequential time over the job's; SVM ÷ MPI is the SVM job's time over the MPI job's at the same rank count; "+
 			"the one-rank overhead is the 1-rank SVM time over the sequential time. "+
 			"%s marks SVM ÷ MPI above %.2f and a one-rank overhead above %.2f: the goals. "+
 			"%s after a time marks a noisy median: its slowest run took more than %.1f times its fastest (every run's time is under Commands). "+
 			"Every parallel run is checked: a C kernel's SVM and MPI programs compare their result with a sequential run bit for bit, "+
 			"and every run of a C kernel must print the sequential program's checksum; "+
-			"every run of the Fortran program must print exactly what its gfortran-only build prints; "+
+			"every run of the Fortran program, its SVM build's and its MPI version's (mpifort), must print exactly what its gfortran-only build prints; "+
 			"the Go programs compare with a sequential run. A failed run makes its cell \"failed\" (or \"timed out\") and is not run again.\n",
 			mark, mpiGoal, overheadGoal, noisyMark, noisySpread)
 	}

@@ -131,11 +131,11 @@ func measureYardstick(ctx context.Context, cfg yardConfig) ([]measured, error) {
 	if err := os.MkdirAll(cfg.exe(""), 0o755); err != nil {
 		return nil, fmt.Errorf("programs directory: %w", err)
 	}
-	missing := mpiMissing()
 	built := map[string]error{} // by output: entries share programs
 	var all []measured
 	for _, e := range cfg.entries {
 		m := measured{entry: e}
+		missing := mpiMissing(e.mpiCompiler())
 		var ways []way
 		for _, w := range e.ways() {
 			if w == mpiJob && missing != "" {

@@ -26,8 +26,9 @@ const (
 	cKernel kind = iota
 	// fortranProgram is an SVM-Fortran source built with svmf build, and
 	// with svmf build -nodist (gfortran alone) for the sequential
-	// program. It prints its answers and no result line: its time is the
-	// process's, from start to exit.
+	// program; with an mpiSource, also that hand-written MPI program
+	// built with mpifort. It prints its answers and no result line: its
+	// time is the process's, from start to exit.
 	fortranProgram
 	// goProgram is a program of the Go suite in bench/, run with -seq
 	// and as an svmf job.
@@ -55,6 +56,9 @@ type entry struct {
 	// problem states the problem of a fortranProgram, as a format of its
 	// arguments; the other programs state theirs in their result line.
 	problem string
+	// mpiSource is a fortranProgram's MPI version from the module root,
+	// or "" if it has none.
+	mpiSource string
 }
 
 // entries is the yardstick: the C kernels, the SVM-Fortran shallow-water
@@ -70,7 +74,8 @@ func yardstickEntries() []entry {
 		{
 			name: "fortran/shallow", title: "Shallow water (SVM-Fortran)", kind: fortranProgram,
 			source: "svmfortran/compile/testdata/programs/shallow.f", full: "1024 50", quick: "64 4",
-			problem: "%[1]s × %[1]s grid, %[2]s steps, whole process",
+			problem:   "%[1]s × %[1]s grid, %[2]s steps, whole process",
+			mpiSource: "bench/kernels/shallow_mpi.f",
 		},
 	}
 	for _, p := range programs {
@@ -158,8 +163,11 @@ func (l layout) binary(e entry, w way) string {
 		return l.exe(e.source + "-" + w.suffix())
 	case fortranProgram:
 		base := strings.TrimSuffix(filepath.Base(e.source), filepath.Ext(e.source))
-		if w == sequential {
+		switch w {
+		case sequential:
 			return l.exe(base + "-seq")
+		case mpiJob:
+			return l.exe(base + "-mpi")
 		}
 		return l.exe(base)
 	case goProgram:
@@ -199,9 +207,12 @@ func (l layout) steps(e entry, ways []way) []step {
 			compiler := map[way][]string{sequential: {"gcc"}, mpiJob: {"mpicc"}, svmJob: {l.svmf(), "cc"}}[w]
 			add(w, compiler, append(slices.Clone(cFlags), src)...)
 		case fortranProgram:
-			if w == sequential {
+			switch w {
+			case sequential:
 				add(w, []string{l.svmf(), "build"}, append(append([]string{"-nodist"}, cFlags...), e.source)...)
-			} else {
+			case mpiJob:
+				add(w, []string{e.mpiCompiler()}, append(slices.Clone(cFlags), e.mpiSource)...)
+			default:
 				add(w, []string{l.svmf(), "build"}, append(slices.Clone(cFlags), e.source)...)
 			}
 		case goProgram:
@@ -220,8 +231,21 @@ func (e entry) ways() []way {
 		return []way{svmJob}
 	case mpiSync:
 		return []way{mpiJob}
+	case fortranProgram:
+		if e.mpiSource != "" {
+			return []way{sequential, mpiJob, svmJob}
+		}
 	}
 	return []way{sequential, svmJob}
+}
+
+// mpiCompiler is the compiler of the entry's MPI program: mpifort for a
+// Fortran program, mpicc for the C files.
+func (e entry) mpiCompiler() string {
+	if e.kind == fortranProgram {
+		return "mpifort"
+	}
+	return "mpicc"
 }
 
 // command is the command line of the entry's program in a way at ranks.
@@ -253,10 +277,10 @@ func mpirun() []string {
 	return append(argv, "--oversubscribe", "--bind-to", "none", "--mca", "btl", "self,vader")
 }
 
-// mpiMissing says why MPI programs cannot be built or run here, or ""
-// if they can.
-func mpiMissing() string {
-	for _, tool := range []string{"mpicc", "mpirun"} {
+// mpiMissing says why MPI programs built with compiler (mpicc, mpifort)
+// cannot be built or run here, or "" if they can.
+func mpiMissing(compiler string) string {
+	for _, tool := range []string{compiler, "mpirun"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			return fmt.Sprintf("%s not found (scripts/setup installs Debian's openmpi-bin and libopenmpi-dev when run as root)", tool)
 		}

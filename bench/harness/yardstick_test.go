@@ -17,10 +17,12 @@ import (
 )
 
 // TestYardstickKernels builds the installed layout into a temporary
-// prefix and runs every C kernel and microbenchmark at its quick size:
-// sequentially, as an SVM job of 1 and 2 ranks and as an MPI job of 2.
-// Every parallel run must pass its own check against a sequential run and
-// print the sequential program's checksum.
+// prefix and runs every C kernel, the shallow-water program and every
+// microbenchmark at its quick size: sequentially, as an SVM job of 1 and
+// 2 ranks and as an MPI job of 2. Every parallel run of a C kernel must
+// pass its own check against a sequential run and print the sequential
+// program's checksum; every run of shallow water, SVM and MPI, must print
+// what gfortran's build prints.
 func TestYardstickKernels(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the C kernels")
@@ -28,7 +30,7 @@ func TestYardstickKernels(t *testing.T) {
 	ctx := context.Background()
 	root, err := moduleRoot(ctx)
 	require.NoError(t, err)
-	chosen, err := selectNamed(entries, "c,sync", entry.names)
+	chosen, err := selectNamed(entries, "c,fortran,sync", entry.names)
 	require.NoError(t, err)
 	cfg := yardConfig{
 		layout: layout{root: root, prefix: t.TempDir()}, entries: chosen,
@@ -48,6 +50,9 @@ func TestYardstickKernels(t *testing.T) {
 				require.NoError(t, s.runs[0].err)
 				if m.entry.kind == cKernel {
 					assert.Equal(t, m.reference, s.runs[0].result.Checksum)
+				}
+				if m.entry.kind == fortranProgram {
+					assert.Contains(t, m.reference, "shallow     4 |U| |V| PP", "the reference is the whole output")
 				}
 			})
 		}
@@ -72,6 +77,13 @@ func TestEntries(t *testing.T) {
 		chosen = append(chosen, e.name)
 	}
 	assert.Equal(t, []string{"go/sor/zero", "sync/barrier", "sync/mpi-barrier", "sync/lock", "sync/lock-contended"}, chosen)
+	assert.Equal(t, []way{sequential, mpiJob, svmJob}, entryNamed(t, "c/sor").ways())
+	assert.Equal(t, []way{sequential, mpiJob, svmJob}, entryNamed(t, "fortran/shallow").ways(), "shallow water has its MPI version")
+	assert.Equal(t, []way{sequential, svmJob}, entry{kind: fortranProgram, source: "x.f"}.ways(), "a Fortran program without one")
+	assert.Equal(t, []way{sequential, svmJob}, entryNamed(t, "go/ep").ways())
+	assert.Equal(t, "mpifort", entryNamed(t, "fortran/shallow").mpiCompiler())
+	assert.Equal(t, "mpicc", entryNamed(t, "c/sor").mpiCompiler())
+	assert.Equal(t, "mpicc", entryNamed(t, "sync/mpi-barrier").mpiCompiler())
 	_, err = selectNamed(entries, "c/nbody", entry.names)
 	assert.EqualError(t, err, `-programs: no program or variant "c/nbody" in the table`)
 }
@@ -101,6 +113,7 @@ func TestCommands(t *testing.T) {
 		{l.command(is, svmJob, 4, false), "bin/svmf run -np 4 -region 512M bin/yardstick/is -keys-log2 25"},
 		{l.command(shallow, sequential, 0, true), "bin/yardstick/shallow-seq 64 4"},
 		{l.command(shallow, svmJob, 1, true), "bin/svmf run -np 1 bin/yardstick/shallow 64 4"},
+		{l.command(shallow, mpiJob, 2, false), "--oversubscribe --bind-to none --mca btl self,vader -np 2 bin/yardstick/shallow-mpi 1024 50"},
 	} {
 		assert.Contains(t, l.display(tc.argv), tc.want)
 	}
@@ -113,8 +126,15 @@ func TestCommands(t *testing.T) {
 		"mpicc -o bin/yardstick/sor-mpi -O2 -falign-loops=64 bench/kernels/sor_mpi.c",
 		"bin/svmf cc -o bin/yardstick/sor-svm -O2 -falign-loops=64 bench/kernels/sor_svm.c",
 	}, builds)
-	assert.Equal(t, "bin/svmf build -o bin/yardstick/shallow-seq -nodist -O2 -falign-loops=64 svmfortran/compile/testdata/programs/shallow.f",
-		l.display(l.steps(shallow, []way{sequential})[0].argv))
+	builds = nil
+	for _, st := range l.steps(shallow, shallow.ways()) {
+		builds = append(builds, l.display(st.argv))
+	}
+	assert.Equal(t, []string{
+		"bin/svmf build -o bin/yardstick/shallow-seq -nodist -O2 -falign-loops=64 svmfortran/compile/testdata/programs/shallow.f",
+		"mpifort -o bin/yardstick/shallow-mpi -O2 -falign-loops=64 bench/kernels/shallow_mpi.f",
+		"bin/svmf build -o bin/yardstick/shallow -O2 -falign-loops=64 svmfortran/compile/testdata/programs/shallow.f",
+	}, builds, "gfortran, mpifort and svmf build take the same flags")
 }
 
 // passing is a canned passing run.
@@ -174,13 +194,21 @@ func TestJudge(t *testing.T) {
 	assert.NoError(t, f.judge(cfg, job, process{stdout: []byte(out)}).err)
 	assert.EqualError(t, f.judge(cfg, job, process{stdout: []byte("shallow N = 64\nshallow 0 P U V 1.1\n")}).err,
 		`its answer differs from that of bin/yardstick/sor-seq 1: line 2 is "shallow 0 P U V 1.1", want "shallow 0 P U V 1.0"`)
+	mpi := &series{way: mpiJob, ranks: 2, argv: []string{"mpirun", "-np", "2", "/r/bin/yardstick/shallow-mpi"}}
+	r = f.judge(cfg, mpi, process{stdout: []byte(out), wall: 800 * time.Millisecond})
+	require.NoError(t, r.err, "the MPI version's output is judged as the SVM build's")
+	assert.Equal(t, 0.8, r.result.Seconds)
+	assert.Equal(t, 2, r.result.Ranks)
+	assert.EqualError(t, f.judge(cfg, mpi, process{stdout: []byte("shallow N = 64\n")}).err,
+		`its answer differs from that of bin/yardstick/sor-seq 1: line 2 is "", want "shallow 0 P U V 1.0"`)
 	timedOut := f.judge(cfg, job, process{timedOut: true, err: fmt.Errorf("%w after 1s", errTimedOut)})
 	assert.ErrorIs(t, timedOut.err, errTimedOut)
 }
 
 // cannedYardstick has SOR with every way passing, Jacobi with a failed
-// and a timed-out job and no MPI here, a Go program, and two
-// microbenchmarks, one of them failed at 8 ranks.
+// and a timed-out job and no MPI here, a Go program, shallow water with
+// its MPI version, and four microbenchmarks, one of them failed at 8
+// ranks.
 func cannedYardstick(t *testing.T) yardSummary {
 	cfg := yardConfig{
 		layout: layout{root: "/r", prefix: "/r"},
@@ -206,6 +234,10 @@ func cannedYardstick(t *testing.T) yardSummary {
 	goEP := measured{entry: entryNamed(t, "go/ep"), series: []*series{
 		times(sequential, 0, "", 4), times(svmJob, 1, "", 4.2), times(svmJob, 2, "", 2), times(svmJob, 4, "", 2),
 	}}
+	shallow := measured{entry: entryNamed(t, "fortran/shallow"), series: []*series{
+		times(sequential, 0, "", 0.52, 0.53, 0.51), times(mpiJob, 2, "", 0.40, 0.42, 0.41),
+		times(svmJob, 1, "", 0.6), times(svmJob, 2, "", 0.6, 0.62, 0.58), times(svmJob, 4, "", 0.9),
+	}}
 	perOp := func(w way, ranks int, micros float64) *series {
 		return &series{way: w, ranks: ranks, argv: []string{"/r/bin/b"}, runs: []run{passing(ranks, micros*1e-6*1000, 1000, "")}}
 	}
@@ -217,7 +249,7 @@ func cannedYardstick(t *testing.T) yardSummary {
 	handOver := measured{entry: entryNamed(t, "sync/lock-contended"), series: []*series{perOp(svmJob, 2, 60), perOp(svmJob, 4, 130), perOp(svmJob, 8, 200)}}
 	return yardSummary{
 		machine: "today, this machine", cores: 2, load: "2.00 at the start, 1.00 at the end", command: "go run ./bench/harness -yardstick",
-		yardConfig: cfg, measured: []measured{sor, jacobi, goEP, barrier, mpiBarrier, lock, handOver},
+		yardConfig: cfg, measured: []measured{sor, jacobi, goEP, shallow, barrier, mpiBarrier, lock, handOver},
 	}
 }
 
@@ -226,10 +258,12 @@ func TestKernelTable(t *testing.T) {
 	tb := kernelTable(s, s.kernels())
 	assert.Equal(t, []string{"kernel", "problem", "sequential s", "MPI 2: s (speedup)", "SVM 1: s (speedup)", "SVM 2: s (speedup)",
 		"SVM 4: s (speedup)", "SVM ÷ MPI at 2", "1-rank overhead"}, tb.header)
-	require.Len(t, tb.rows, 3)
+	require.Len(t, tb.rows, 4)
 	assert.Equal(t, []string{"Red-black SOR (C)", "a problem", "0.260", "0.130 (2.00)", "0.330 (0.79)", "5.580 (0.05)", "0.100 (2.60)", "42.92 ✗", "1.269 ✗"}, tb.rows[0])
 	assert.Equal(t, []string{"Jacobi 2-D (C)", "a problem", "0.500", "—", "0.500 (1.00)", "failed", "timed out", "—", "1.000"}, tb.rows[1])
 	assert.Equal(t, []string{"EP (Go)", "a problem", "4.000", "—", "4.200 (0.95)", "2.000 (2.00)", "2.000 (2.00)", "—", "1.050 ✗"}, tb.rows[2])
+	assert.Equal(t, []string{"Shallow water (SVM-Fortran)", "a problem", "0.520", "0.410 (1.27)", "0.600 (0.87)", "0.600 (0.87)", "0.900 (0.58)", "1.46 ✗", "1.154 ✗"},
+		tb.rows[3], "shallow water's MPI column, its speedup and SVM ÷ MPI")
 
 	st := syncTable(s, s.syncs())
 	assert.Equal(t, []string{"call", "2 ranks: µs", "4 ranks: µs", "8 ranks: µs"}, st.header)
@@ -261,6 +295,8 @@ func TestWriteYardstick(t *testing.T) {
 		"Red-black SOR (C):\n\n- sequential: `bin/x 0` — runs: 0.260, 0.250, 0.270\n- MPI 2 ranks: `bin/x 2` — runs: 0.130, 0.140, 0.120\n",
 		"- SVM 2 ranks: `bin/x 2` — runs: 1.000, failed\n- SVM 4 ranks: `bin/x 4` — runs: timed out\n",
 		"- MPI 8 ranks: `bin/b` — runs: 13.3\n",
+		"Shallow water (SVM-Fortran):\n\n- sequential: `bin/x 0` — runs: 0.520, 0.530, 0.510\n- MPI 2 ranks: `bin/x 2` — runs: 0.400, 0.420, 0.410\n",
+		"- `mpifort -o bin/yardstick/shallow-mpi -O2 -falign-loops=64 bench/kernels/shallow_mpi.f`\n",
 		"- `gcc -o bin/yardstick/sor-seq -O2 -falign-loops=64 bench/kernels/sor_seq.c`\n",
 		"- `bin/svmf cc -o bin/yardstick/lock-svm -O2 -falign-loops=64 bench/kernels/lock_svm.c`\n",
 	} {
@@ -272,24 +308,37 @@ func TestWriteYardstick(t *testing.T) {
 	assert.Len(t, s.yardFailures(), 3)
 
 	recs := s.records()
-	require.Len(t, recs, 5+5+4+3+3+3+3)
+	require.Len(t, recs, 5+5+4+5+3+3+3+3)
 	assert.Equal(t, seriesRecord{Entry: "c/sor", Title: "Red-black SOR (C)", Way: "MPI", Ranks: 2, Command: "bin/x 2", Median: ptr(0.13), Runs: recs[1].Runs}, recs[1])
 	assert.Len(t, recs[1].Runs, 3)
 	assert.Equal(t, "mpicc not found", recs[6].Skipped)
 	assert.Nil(t, recs[8].Median, "a failed series has no median")
 	assert.Equal(t, "check: element 7 differs", recs[8].Runs[1].Error)
+	assert.Equal(t, seriesRecord{Entry: "fortran/shallow", Title: "Shallow water (SVM-Fortran)", Way: "MPI", Ranks: 2, Command: "bin/x 2", Median: ptr(0.41), Runs: recs[15].Runs}, recs[15])
 }
 
 func ptr(x float64) *float64 { return &x }
 
-// TestYardstickWithoutMPI runs the harness's measurement with no mpicc on
-// PATH: the MPI jobs are skipped with the reason, and nothing fails.
+// TestYardstickWithoutMPI runs the harness's measurement with no mpicc
+// or mpifort on PATH: the MPI jobs are skipped with the reason, and
+// nothing fails.
 func TestYardstickWithoutMPI(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	assert.Contains(t, mpiMissing(), "mpicc not found (scripts/setup installs Debian's openmpi-bin and libopenmpi-dev")
+	assert.Contains(t, mpiMissing("mpicc"), "mpicc not found (scripts/setup installs Debian's openmpi-bin and libopenmpi-dev")
+	assert.Contains(t, mpiMissing("mpifort"), "mpifort not found (scripts/setup installs Debian's openmpi-bin and libopenmpi-dev")
 	cfg := yardConfig{layout: layout{root: "/r", prefix: "/r"}, mpiRanks: []int{2}, ranks: []int{1}, log: io.Discard}
-	ss := cfg.seriesOf(entryNamed(t, "c/sor"), mpiJob, mpiMissing())
+	ss := cfg.seriesOf(entryNamed(t, "c/sor"), mpiJob, mpiMissing("mpicc"))
 	require.Len(t, ss, 1)
 	assert.Equal(t, filepath.Join("/r", "bin", "yardstick", "sor-mpi"), ss[0].argv[len(ss[0].argv)-4])
 	assert.Equal(t, "—", cell(ss[0], seconds))
+
+	shallow := entryNamed(t, "fortran/shallow")
+	ss = cfg.seriesOf(shallow, mpiJob, mpiMissing(shallow.mpiCompiler()))
+	require.Len(t, ss, 1)
+	assert.Equal(t, filepath.Join("/r", "bin", "yardstick", "shallow-mpi"), ss[0].argv[len(ss[0].argv)-3])
+	s := yardSummary{yardConfig: cfg, measured: []measured{{entry: shallow, series: ss}}}
+	notes := yardNotes(s)
+	require.Len(t, notes, 1)
+	assert.True(t, strings.HasPrefix(notes[0], "Shallow water (SVM-Fortran), MPI 2 ranks: not run: mpifort not found"), notes[0])
+	assert.Equal(t, "—", kernelTable(s, s.kernels()).rows[0][3], "the MPI cell")
 }
