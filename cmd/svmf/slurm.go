@@ -63,6 +63,7 @@ func slurmEngineCommand(stderr io.Writer) (int, error) {
 		cfg.Remote = m
 	}
 	// The ranks join once the engine is ready.
+	collectLessOften()
 	eng, err := engine.New(cfg)
 	if err != nil {
 		return 1, fmt.Errorf("job %s: node %s: %w", step.ID(), step.Node, err)

@@ -198,7 +198,10 @@ func TestSilentDaemonEndsTheJob(t *testing.T) {
 }
 
 func TestGracefulStop(t *testing.T) {
-	c := newCluster(t, []string{"n1", "n2"}, clusterOpts{extra: fastFailure})
+	// The shutdown message must win: a failure timeout a loaded machine
+	// cannot trip before it arrives (1 s once lost to "no heartbeat").
+	graceful := []string{"--heartbeat", "100ms", "--failure-timeout", "4s", "--kill-after", "1s"}
+	c := newCluster(t, []string{"n1", "n2"}, clusterOpts{extra: graceful})
 	n1, n2 := c.node("n1"), c.node("n2")
 	// One job headed by each node; stopping n2 ends both with a message.
 	cmd1, stderr1 := startHanging(t, c, n1, "n1,n2", 2)
