@@ -91,6 +91,10 @@ type homePage struct {
 	refresh bool
 	// prefetched: fetched along with another page's fault.
 	prefetched bool
+	// ahead: brought by a prefetch and not faulted on since; unwanted: a
+	// prefetch brought it and it was invalidated again untouched, so
+	// prefetches pass it over until the application faults on it.
+	ahead, unwanted bool
 	// refreshes counts in-place refreshes since the application last faulted
 	// the page in.
 	refreshes uint8
@@ -330,7 +334,9 @@ func (s *State) planHomePage(pl *homePlan, p uint32) {
 
 // addHomePrefetch adds to a fault's plan the invalid pages after the faulting
 // one that the same rank supplies, up to PrefetchLimit, stopping at the first
-// that it does not.
+// that it does not, and passing over those an earlier prefetch brought for
+// nothing (past a boundary column, say: each costs its home a copy and a
+// write protection).
 func (s *State) addHomePrefetch(pl *homePlan, primary uint32) {
 	src := s.source(primary)
 	if src < 0 {
@@ -341,10 +347,10 @@ func (s *State) addHomePrefetch(pl *homePlan, primary uint32) {
 		if pg.state != Invalid || pg.fetching > 0 || s.source(q) != src {
 			break
 		}
-		if pg.want != wantNone || pg.home.refresh {
+		if pg.want != wantNone || pg.home.refresh || pg.home.unwanted {
 			continue
 		}
-		pg.home.prefetched = true
+		pg.home.prefetched, pg.home.ahead = true, true
 		pl.byRank[src] = append(pl.byRank[src], protocol.PageNeed{Page: q, Need: s.need(q)})
 		s.stats.Prefetched++
 	}

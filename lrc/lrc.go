@@ -501,6 +501,7 @@ func (s *State) Fault(p uint32, write bool) error {
 	if pg.state != ReadOnly && pg.state != ReadWrite {
 		pg.home.refreshes = 0 // faulted in: in use
 	}
+	pg.home.ahead, pg.home.unwanted = false, false
 	switch pg.state {
 	case Invalid, Absent:
 		pg.want = max(pg.want, wantOf(write))
@@ -1045,6 +1046,9 @@ func (s *State) invalidate(p uint32, id protocol.IntervalID) {
 	}
 	pg := &s.pages[p]
 	pg.pending = append(pg.pending, id)
+	if pg.home.ahead {
+		pg.home.ahead, pg.home.unwanted = false, true
+	}
 	switch pg.state {
 	case Invalid, Absent:
 		return

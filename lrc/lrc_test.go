@@ -888,6 +888,49 @@ func TestFaultAround(t *testing.T) {
 	assert.Len(t, maps(1), 1, "a page fetched from its home maps alone")
 }
 
+// TestPrefetchPassesOverUnwanted: a fault on a page homed elsewhere brings
+// the invalid pages after it from the same home; those the application did
+// not touch before they were invalidated again are passed over by the next
+// fault's prefetch, until the application faults on them.
+func TestPrefetchPassesOverUnwanted(t *testing.T) {
+	const pages = 8
+	c := &cluster{t: t, acts: make([][]Action, 2)}
+	for r := range 2 {
+		mem := make([]byte, pages*pageSize)
+		s, err := New(Config{Rank: r, NProcs: 2, PageSize: pageSize, Pages: pages, Homes: true, Funneled: true, Prefetch: true}, mem)
+		require.NoError(t, err)
+		c.st, c.mem = append(c.st, s), append(c.mem, mem)
+	}
+	barrier(c, []protocol.HomeRange{{First: 0, Count: pages, Rank: 0}})
+	// fault faults page p at rank 1 and returns the pages it asks rank 0 for.
+	fault := func(p uint32) []uint32 {
+		require.NoError(t, c.st[1].Fault(p, false))
+		c.take(1)
+		var ps []uint32
+		for _, e := range c.msgs {
+			if _, ok := e.Msg.(*protocol.PageRequest); ok && e.From == 1 {
+				ps = append(ps, msgPages(e.Msg)...)
+			}
+		}
+		c.deliverAll()
+		return ps
+	}
+	writeAll := func() {
+		for p := range uint32(pages) {
+			c.write(0, p, 0, 1)
+		}
+		barrier(c, nil)
+	}
+	writeAll()
+	assert.Equal(t, []uint32{0, 1, 2, 3, 4, 5, 6, 7}, fault(0), "pages 1 to 7 come with page 0's fault")
+	c.read(1, 1, 0, 1) // prefetched, mapped by a fault that fetches nothing
+	writeAll()         // pages 0 and 1 in use: refreshed; 2 to 7 came for nothing
+	assert.Equal(t, []uint32{2}, fault(2), "pages 3 to 7 passed over")
+	assert.Equal(t, []uint32{5}, fault(5), "a fault on a page passed over fetches it")
+	assert.False(t, c.st[1].pages[5].home.unwanted, "faulted on: prefetched again")
+	assert.True(t, c.st[1].pages[6].home.unwanted)
+}
+
 // TestStatsAdd: Add sums every counter, so a counter added to Stats
 // without a line in Add fails here.
 func TestStatsAdd(t *testing.T) {
