@@ -222,7 +222,7 @@ func aloneMemory(node *dsm.Node) error {
 	if head := strings.Fields(mapping[0]); len(head) > 5 || !strings.HasSuffix(head[1], "p") {
 		return fmt.Errorf("the region of a rank alone is mapped %q, want private anonymous memory", mapping[0])
 	}
-	if flags := strings.Fields(mapping[len(mapping)-1]); flags[0] != "VmFlags:" || !slices.Contains(flags[1:], "hg") {
+	if flags := strings.Fields(mapping[len(mapping)-1]); len(flags) == 0 || flags[0] != "VmFlags:" || !slices.Contains(flags[1:], "hg") {
 		return fmt.Errorf("the region of a rank alone has %q, want huge pages asked for (hg)", mapping[len(mapping)-1])
 	}
 	return nil

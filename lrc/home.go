@@ -89,8 +89,6 @@ type homePage struct {
 	// refresh: the acquire under way waits for the page, still mapped, to
 	// be brought up to date in place.
 	refresh bool
-	// prefetched: fetched along with another page's fault.
-	prefetched bool
 	// ahead: brought by a prefetch and not faulted on since; unwanted: a
 	// prefetch brought it and it was invalidated again untouched, so
 	// prefetches pass it over until the application faults on it.
@@ -350,7 +348,7 @@ func (s *State) addHomePrefetch(pl *homePlan, primary uint32) {
 		if pg.want != wantNone || pg.home.refresh || pg.home.unwanted {
 			continue
 		}
-		pg.home.prefetched, pg.home.ahead = true, true
+		pg.home.ahead = true
 		pl.byRank[src] = append(pl.byRank[src], protocol.PageNeed{Page: q, Need: s.need(q)})
 		s.stats.Prefetched++
 	}

@@ -1116,7 +1116,6 @@ func (s *State) validated(p uint32) {
 	// A page nobody waits for (prefetched) stays unmapped: if the
 	// application uses it, a fault here maps it and marks it in use; if not,
 	// it is never kept up to date.
-	pg.home.prefetched = false
 	switch w {
 	case wantWrite:
 		s.access(p, true)

@@ -312,33 +312,31 @@ C     rank's columns, as shallow.f's WRAPUV makes them.
       END DO
       END
 
-C     HALO: the halo columns of a (U, V, P) triple from the neighbours:
-C     the rank's first column goes to the left neighbour's right halo,
-C     its last to the right neighbour's left halo.  With one rank both
-C     neighbours are the rank itself.
+C     HALO: the halo columns of a (U, V, P) triple from the neighbours.
+C     With one rank both neighbours are the rank itself.
       SUBROUTINE HALO(U, V, P, N, JA, JB, JLO, JOWN, LEFT, RIGHT)
+      IMPLICIT NONE
+      INTEGER N, JA, JB, JLO, JOWN, LEFT, RIGHT
+      REAL*8 U(N + 1, JA:JB), V(N + 1, JA:JB), P(N + 1, JA:JB)
+      CALL SWAP(U, N, JA, JB, JLO, JOWN, LEFT, RIGHT, 1)
+      CALL SWAP(V, N, JA, JB, JLO, JOWN, LEFT, RIGHT, 2)
+      CALL SWAP(P, N, JA, JB, JLO, JOWN, LEFT, RIGHT, 3)
+      END
+
+C     SWAP: the halo columns of one array: the rank's first column goes
+C     to the left neighbour's right halo, its last to the right
+C     neighbour's left halo.  TAG tells the arrays' messages apart.
+      SUBROUTINE SWAP(A, N, JA, JB, JLO, JOWN, LEFT, RIGHT, TAG)
       USE MPI
       IMPLICIT NONE
-      INTEGER N, JA, JB, JLO, JOWN, LEFT, RIGHT, IERR
-      REAL*8 U(N + 1, JA:JB), V(N + 1, JA:JB), P(N + 1, JA:JB)
-      CALL MPI_SENDRECV(U(1, JLO), N + 1, MPI_DOUBLE_PRECISION, LEFT,
-     &     1, U(1, JB), N + 1, MPI_DOUBLE_PRECISION, RIGHT, 1,
+      INTEGER N, JA, JB, JLO, JOWN, LEFT, RIGHT, TAG, IERR
+      REAL*8 A(N + 1, JA:JB)
+      CALL MPI_SENDRECV(A(1, JLO), N + 1, MPI_DOUBLE_PRECISION, LEFT,
+     &     TAG, A(1, JB), N + 1, MPI_DOUBLE_PRECISION, RIGHT, TAG,
      &     MPI_COMM_WORLD, MPI_STATUS_IGNORE, IERR)
-      CALL MPI_SENDRECV(V(1, JLO), N + 1, MPI_DOUBLE_PRECISION, LEFT,
-     &     2, V(1, JB), N + 1, MPI_DOUBLE_PRECISION, RIGHT, 2,
-     &     MPI_COMM_WORLD, MPI_STATUS_IGNORE, IERR)
-      CALL MPI_SENDRECV(P(1, JLO), N + 1, MPI_DOUBLE_PRECISION, LEFT,
-     &     3, P(1, JB), N + 1, MPI_DOUBLE_PRECISION, RIGHT, 3,
-     &     MPI_COMM_WORLD, MPI_STATUS_IGNORE, IERR)
-      CALL MPI_SENDRECV(U(1, JOWN), N + 1, MPI_DOUBLE_PRECISION, RIGHT,
-     &     4, U(1, JA), N + 1, MPI_DOUBLE_PRECISION, LEFT, 4,
-     &     MPI_COMM_WORLD, MPI_STATUS_IGNORE, IERR)
-      CALL MPI_SENDRECV(V(1, JOWN), N + 1, MPI_DOUBLE_PRECISION, RIGHT,
-     &     5, V(1, JA), N + 1, MPI_DOUBLE_PRECISION, LEFT, 5,
-     &     MPI_COMM_WORLD, MPI_STATUS_IGNORE, IERR)
-      CALL MPI_SENDRECV(P(1, JOWN), N + 1, MPI_DOUBLE_PRECISION, RIGHT,
-     &     6, P(1, JA), N + 1, MPI_DOUBLE_PRECISION, LEFT, 6,
-     &     MPI_COMM_WORLD, MPI_STATUS_IGNORE, IERR)
+      CALL MPI_SENDRECV(A(1, JOWN), N + 1, MPI_DOUBLE_PRECISION, RIGHT,
+     &     TAG + 3, A(1, JA), N + 1, MPI_DOUBLE_PRECISION, LEFT,
+     &     TAG + 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE, IERR)
       END
 
 C     SUMS: shallow.f's COLSUM and its output.  The sums of P, U, V,
