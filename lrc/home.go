@@ -43,6 +43,17 @@ import (
 // moves to that rank.
 // There too the interval history goes: home-based, nothing needs it once
 // every rank has it.
+//
+// Pushes: a home notes each rank it sends a page to. As it arrives at a
+// barrier of every rank, it pushes the pages it wrote since the last one to
+// the ranks it noted (PagePush, before its arrival, so on one node the push
+// is there before the departure). A rank leaving the barrier takes a pushed
+// copy in place of the request that would bring the page in use up to date,
+// if the copy holds every write notice it has of the page and its own diffs
+// sent home; otherwise it asks as before, so a push that comes late or
+// lacks a diff costs only its bytes. A rank that no longer keeps a pushed
+// page mapped tells the home to stop (PushStop); its next fetch of the page
+// asks for pushes again.
 
 // maxRefreshes is how many acquires in a row bring a page in use up to date
 // in place while the application does not fault on it; after that it is
@@ -67,6 +78,8 @@ type homes struct {
 	queued []queuedRequest
 	// refreshing counts the pages StartRefresh still waits for.
 	refreshing int
+	// pushed lists the pages holding a push not yet taken or dropped.
+	pushed []uint32
 }
 
 type queuedRequest struct {
@@ -105,7 +118,28 @@ type homePage struct {
 	// late are the diffs applied while a fetch of the page was out: the
 	// copy that comes may lack them, so they go on top of it again.
 	late []diff.Diff
+	// pushTo: bit r is set while this rank, the page's home, pushes its
+	// copy to rank r at its barrier arrivals (ranks below maxPushRanks).
+	pushTo uint64
+	// pushed is a copy the home pushed, for this rank to take as it leaves
+	// the next barrier of every rank.
+	pushed *pushedCopy
+	// sentUpTo is the index of this rank's last interval whose diff of the
+	// page went home: a pushed copy must hold it.
+	sentUpTo uint32
 }
+
+// pushedCopy is a page a home pushed: its contents, what it holds, and the
+// barriers of every rank the home had left when it pushed.
+type pushedCopy struct {
+	from  int
+	epoch uint32
+	holds protocol.VectorTime
+	data  []byte
+}
+
+// maxPushRanks bounds the ranks a home pushes to: one bit each.
+const maxPushRanks = 64
 
 // version is what a copy holds: every interval up to base, each writer's
 // intervals up to the index in applied, and its own rank's writes.
@@ -420,25 +454,236 @@ func (s *State) canServe(m *protocol.PageRequest) bool {
 func (s *State) serve(from int, m *protocol.PageRequest) {
 	resp := &protocol.PageResponse{ID: m.ID, Pages: make([]protocol.PageCopy, 0, len(m.Pages))}
 	for _, pn := range m.Pages {
-		pg := &s.pages[pn.Page]
-		if !pg.home.exported {
-			pg.home.exported = true
-			s.touch(pn.Page)
-			if s.inPlace(pn.Page) && pg.state == ReadWrite {
-				s.act(ActWriteProtect, pn.Page)
-				pg.state = ReadOnly
-			}
+		if s.homedHere(pn.Page) && s.pushesTo(from) {
+			s.pages[pn.Page].home.pushTo |= 1 << from
 		}
-		data := s.pageBytes(pn.Page)
-		if pg.twin != nil {
-			// Writes of the open interval are half done, and a close that
-			// finds the page unchanged sends no notice: the copy is the
-			// page as the last close left it, with others' diffs since.
-			data = slices.Clone(pg.twin)
-		}
-		resp.Pages = append(resp.Pages, protocol.PageCopy{Page: pn.Page, Data: data})
+		resp.Pages = append(resp.Pages, protocol.PageCopy{Page: pn.Page, Data: s.export(pn.Page)})
 	}
 	s.sendMsg(from, resp)
+}
+
+// pushesTo reports whether this rank, as a home, pushes pages to rank r.
+func (s *State) pushesTo(r int) bool {
+	return r < maxPushRanks && (s.cfg.Colocated == nil || !s.cfg.Colocated[r])
+}
+
+// export returns this rank's copy of page p to send to another rank,
+// write-protecting the page first if the application here writes it
+// untracked, so that a write after the copy becomes a notice. The copy is
+// this rank's memory itself: it is taken as the message is sent, after the
+// actions that came with it.
+func (s *State) export(p uint32) []byte {
+	pg := &s.pages[p]
+	if !pg.home.exported {
+		pg.home.exported = true
+		s.touch(p)
+		if s.inPlace(p) && pg.state == ReadWrite {
+			s.act(ActWriteProtect, p)
+			pg.state = ReadOnly
+		}
+	}
+	if pg.twin != nil {
+		// Writes of the open interval are half done, and a close that
+		// finds the page unchanged sends no notice: the copy is the page
+		// as the last close left it, with others' diffs since.
+		return slices.Clone(pg.twin)
+	}
+	return s.pageBytes(p)
+}
+
+// PushWritten runs as this rank arrives at a barrier of every rank, after
+// closing its interval: it pushes each page it is home of and wrote since
+// the last such barrier to the ranks it sent the page to, one PagePush per
+// rank, but for the ranks colocated with it.
+func (s *State) PushWritten() {
+	if !s.cfg.Homes {
+		return
+	}
+	self := s.cfg.Rank
+	var written []uint32
+	for _, iv := range s.log[self] {
+		if iv.ID.Index <= s.homes.epoch[self] {
+			continue
+		}
+		for p := range protocol.Pages(iv.Pages) {
+			pg := &s.pages[p]
+			if pg.home.pushTo != 0 && s.homedHere(p) && pg.home.ver != nil && pg.home.fetchFrom == 0 {
+				written = append(written, p)
+			}
+		}
+	}
+	if len(written) == 0 {
+		return
+	}
+	slices.Sort(written)
+	written = slices.Compact(written)
+	to := make(map[int][]protocol.PushedPage)
+	for _, p := range written {
+		pg := &s.pages[p]
+		pp := protocol.PushedPage{Page: p, Holds: s.heldBy(pg.home.ver), Data: s.export(p)}
+		for r := range min(s.cfg.NProcs, maxPushRanks) {
+			if pg.home.pushTo&(1<<r) != 0 {
+				to[r] = append(to[r], pp)
+			}
+		}
+	}
+	for _, r := range slices.Sorted(maps.Keys(to)) {
+		s.sendMsg(r, &protocol.PagePush{Epoch: s.homes.epochs, Pages: to[r]})
+	}
+}
+
+// heldBy returns, for each rank, the newest interval up to which a copy at
+// version v, at this rank, holds every interval of that rank.
+func (s *State) heldBy(v *version) protocol.VectorTime {
+	holds := make(protocol.VectorTime, s.cfg.NProcs)
+	if v.base != nil {
+		copy(holds, v.base)
+	}
+	for _, a := range v.applied {
+		holds[a.Rank] = max(holds[a.Rank], a.Index)
+	}
+	holds[s.cfg.Rank] = s.vt[s.cfg.Rank]
+	return holds
+}
+
+// HandlePagePush keeps the pages rank from pushed for this rank to take as
+// it leaves the barrier the push was made for; a push that comes after
+// that is dropped (the pages were asked for instead).
+func (s *State) HandlePagePush(from int, m *protocol.PagePush) error {
+	if !s.cfg.Homes {
+		return fmt.Errorf("page push from rank %d without the home-based protocol", from)
+	}
+	for _, pp := range m.Pages {
+		if err := s.checkPage(pp.Page); err != nil {
+			return fmt.Errorf("page push from rank %d: %w", from, err)
+		}
+		if len(pp.Data) != s.cfg.PageSize || len(pp.Holds) != s.cfg.NProcs {
+			return fmt.Errorf("page push from rank %d: page %d with %d bytes and %d ranks' versions, want %d and %d", from, pp.Page, len(pp.Data), len(pp.Holds), s.cfg.PageSize, s.cfg.NProcs)
+		}
+	}
+	switch {
+	case m.Epoch > s.homes.epochs:
+		s.homes.early = append(s.homes.early, early{from, m})
+		return nil
+	case m.Epoch < s.homes.epochs:
+		return nil
+	}
+	for _, pp := range m.Pages {
+		pg := &s.pages[pp.Page]
+		if pg.home.pushed == nil {
+			s.homes.pushed = append(s.homes.pushed, pp.Page)
+		}
+		pg.home.pushed = &pushedCopy{from: from, epoch: m.Epoch, holds: pp.Holds, data: pp.Data}
+	}
+	return nil
+}
+
+// HandlePushStop stops pushing pages to rank from.
+func (s *State) HandlePushStop(from int, m *protocol.PushStop) error {
+	if !s.cfg.Homes {
+		return fmt.Errorf("push stop from rank %d without the home-based protocol", from)
+	}
+	for _, p := range m.Pages {
+		if err := s.checkPage(p); err != nil {
+			return fmt.Errorf("push stop from rank %d: %w", from, err)
+		}
+	}
+	for _, p := range m.Pages {
+		s.pages[p].home.pushTo &^= 1 << from
+	}
+	return nil
+}
+
+// pushCovers reports whether stale page p has a copy its home pushed for
+// the barrier this rank is leaving that holds every notice the page waits
+// for and this rank's own diffs sent home.
+func (s *State) pushCovers(p uint32) bool {
+	pg := &s.pages[p]
+	pp := pg.home.pushed
+	if pp == nil || pp.epoch+1 != s.homes.epochs || s.homedHere(p) || pg.home.fetchFrom > 0 || pg.fetching > 0 {
+		return false
+	}
+	if pg.home.sentUpTo > pp.holds[s.cfg.Rank] {
+		return false
+	}
+	for _, id := range pg.pending {
+		if id.Index > pp.holds[id.Rank] {
+			return false
+		}
+	}
+	return true
+}
+
+// takePush makes page p current from the copy its home pushed (pushCovers
+// said it may) and validates it: in place if it is being refreshed, else
+// left unmapped (TakeZap drops it from the application), so that a fault
+// that shows it still in use costs no fetch.
+func (s *State) takePush(p uint32) {
+	pg := &s.pages[p]
+	s.takeCopy(p, pg.home.pushed.data)
+	if v := pg.home.ver; v != nil {
+		for _, id := range pg.pending {
+			v.note(id)
+		}
+	}
+	pg.pending = pg.pending[:0]
+	pg.home.pushed = nil
+	s.stats.Pushed++
+	if pg.home.refresh {
+		s.validated(p)
+		return
+	}
+	pg.stale = false
+	s.validated(p)
+	pg.stale = true
+}
+
+// dropPushes forgets the pushes made for a barrier this rank has left and
+// did not take, telling each home to stop pushing the pages not kept in use
+// here.
+func (s *State) dropPushes() {
+	stop := make(map[int][]uint32)
+	kept := s.homes.pushed[:0]
+	for _, p := range s.homes.pushed {
+		pg := &s.pages[p]
+		pp := pg.home.pushed
+		switch {
+		case pp == nil:
+			continue // taken
+		case pp.epoch >= s.homes.epochs:
+			kept = append(kept, p) // for a barrier ahead
+			continue
+		}
+		pg.home.pushed = nil
+		mapped := pg.state == ReadOnly || pg.state == ReadWrite || pg.stale && pg.home.refresh
+		if !mapped {
+			stop[pp.from] = append(stop[pp.from], p)
+		}
+	}
+	clear(s.homes.pushed[len(kept):])
+	s.homes.pushed = kept
+	for _, r := range slices.Sorted(maps.Keys(stop)) {
+		pages := stop[r]
+		slices.Sort(pages)
+		s.sendMsg(r, &protocol.PushStop{Pages: pages})
+	}
+}
+
+// takeCopy replaces this rank's copy of page p with data, keeping the writes
+// of the open interval (those that differ from the twin).
+func (s *State) takeCopy(p uint32, data []byte) {
+	pg := &s.pages[p]
+	page := s.pageBytes(p)
+	if pg.twin == nil {
+		copy(page, data)
+		return
+	}
+	// The twin takes the copy from the page, not from the data: read twice,
+	// data that is the sender's memory could differ.
+	local := s.createDiff(p)
+	copy(page, data)
+	copy(pg.twin, page)
+	_ = local.ApplyValidated(page) // made from this page's twin
 }
 
 // serveQueued answers the queued requests this rank's copies now satisfy.
@@ -473,16 +718,10 @@ func (s *State) HandlePageResponse(from int, m *protocol.PageResponse) error {
 		p := pc.Page
 		pg := &s.pages[p]
 		page := s.pageBytes(p)
-		if pg.twin != nil {
-			// The twin takes the copy from the page, not from the data: read
-			// twice, data that is the sender's memory could differ.
-			local := s.createDiff(p)
-			copy(page, pc.Data)
-			copy(pg.twin, page)
-			_ = local.ApplyValidated(page) // made from this page's twin
-		} else {
-			copy(page, pc.Data)
-		}
+		s.takeCopy(p, pc.Data)
+		// A push that came before this copy, from the same home, is older:
+		// taking it later would lose writes this copy has.
+		pg.home.pushed = nil
 		for _, d := range pg.home.late {
 			_ = d.ApplyValidated(page) // validated as it came
 			if pg.twin != nil {
@@ -557,7 +796,8 @@ func (s *State) checkPageResponse(req *request, from int, m *protocol.PageRespon
 }
 
 // StartRefresh begins bringing up to date, in place, the pages the acquire
-// just made invalid that the application has mapped and keeps using: one
+// just made invalid that the application has mapped and keeps using: from
+// the copies their homes pushed, leaving a barrier of every rank, or one
 // request per rank that supplies them (the diffs home here come by
 // themselves). Refreshing reports when they are done; the others are
 // dropped (TakeZap).
@@ -568,17 +808,31 @@ func (s *State) StartRefresh() {
 	pl := s.newHomePlan()
 	for _, p := range s.staleList {
 		pg := &s.pages[p]
-		if !pg.stale || pg.home.refresh || pg.home.refreshes >= maxRefreshes {
+		if !pg.stale || pg.home.refresh {
+			continue
+		}
+		if pg.home.refreshes >= maxRefreshes {
+			// Dropped until a fault shows it still in use. A funneled
+			// application cannot touch it before it is dropped, so a
+			// push at hand can make it current, unmapped.
+			if s.cfg.Funneled && !pg.staleRW && s.pushCovers(p) {
+				s.takePush(p)
+			}
 			continue
 		}
 		pg.home.refresh = true
 		pg.home.refreshes++
 		s.homes.refreshing++
-		if pg.fetching == 0 {
+		switch {
+		case pg.fetching > 0:
+		case s.pushCovers(p):
+			s.takePush(p)
+		default:
 			s.planHomePage(pl, p)
 		}
 	}
 	s.sendHomePlan(pl)
+	s.dropPushes()
 }
 
 // Refreshing reports whether pages StartRefresh began are still on their way.
@@ -660,6 +914,8 @@ func (s *State) handleEarly() error {
 			err = s.HandlePageRequest(e.from, m)
 		case *protocol.HomeDiffs:
 			err = s.HandleHomeDiffs(e.from, m)
+		case *protocol.PagePush:
+			err = s.HandlePagePush(e.from, m)
 		}
 		if err != nil {
 			return err
@@ -686,6 +942,7 @@ func (s *State) moveHome(pl *homePlan, p uint32, to int32, epoch protocol.Vector
 	}
 	s.homes.of[p] = to
 	pg := &s.pages[p]
+	pg.home.pushTo = 0
 	s.touch(p)
 	self := int32(s.cfg.Rank)
 	switch self {

@@ -22,6 +22,8 @@ type cluster struct {
 	// msgs and acts hold each rank's output since it was last taken.
 	msgs []protocol.Envelope
 	acts [][]Action
+	// sent logs every message taken.
+	sent []protocol.Envelope
 }
 
 func newCluster(t *testing.T, n, pages int, prefetch bool) *cluster {
@@ -39,6 +41,7 @@ func newCluster(t *testing.T, n, pages int, prefetch bool) *cluster {
 func (c *cluster) take(r int) {
 	out := c.st[r].TakeOutput()
 	c.msgs = append(c.msgs, out.Messages...)
+	c.sent = append(c.sent, out.Messages...)
 	c.acts[r] = append(c.acts[r], out.Actions...)
 }
 
@@ -72,6 +75,10 @@ func (c *cluster) deliverAll() int {
 			err = c.st[e.To].HandlePageResponse(e.From, m)
 		case *protocol.HomeDiffs:
 			err = c.st[e.To].HandleHomeDiffs(e.From, m)
+		case *protocol.PagePush:
+			err = c.st[e.To].HandlePagePush(e.From, m)
+		case *protocol.PushStop:
+			err = c.st[e.To].HandlePushStop(e.From, m)
 		}
 		require.NoError(c.t, err)
 		c.take(e.To)
@@ -593,6 +600,12 @@ func msgPages(m protocol.Message) []uint32 {
 		for _, p := range m.Pages {
 			ps = append(ps, p.Page)
 		}
+	case *protocol.PagePush:
+		for _, p := range m.Pages {
+			ps = append(ps, p.Page)
+		}
+	case *protocol.PushStop:
+		ps = m.Pages
 	}
 	return ps
 }
@@ -744,6 +757,16 @@ func barrier(c *cluster, placements []protocol.HomeRange) {
 	var all []protocol.Interval
 	for r := range n {
 		c.st[r].CloseInterval()
+		c.st[r].PushWritten()
+		c.take(r)
+		for _, e := range c.msgs {
+			if push, ok := e.Msg.(*protocol.PagePush); ok && e.From == r {
+				for i := range push.Pages {
+					// Taken as the message is sent (the engine's copy).
+					push.Pages[i].Data = slices.Clone(push.Pages[i].Data)
+				}
+			}
+		}
 		vts[r] = c.st[r].VT()
 		ivs, err := c.st[r].IntervalsFor(c.st[r].homes.epoch)
 		require.NoError(c.t, err)
@@ -929,6 +952,100 @@ func TestPrefetchPassesOverUnwanted(t *testing.T) {
 	assert.Equal(t, []uint32{5}, fault(5), "a fault on a page passed over fetches it")
 	assert.False(t, c.st[1].pages[5].home.unwanted, "faulted on: prefetched again")
 	assert.True(t, c.st[1].pages[6].home.unwanted)
+}
+
+// TestPushesAtBarriers: a home pushes the pages it wrote to the ranks it
+// sent them to as it arrives at a barrier of every rank; a rank leaving the
+// barrier takes the push instead of asking, unless the push lacks a diff it
+// sent home itself; a page it stopped using it leaves current but unmapped,
+// and at the next push it tells the home to stop.
+func TestPushesAtBarriers(t *testing.T) {
+	c := homeCluster(t, 2, 2, false)
+	// sent returns the pages rank from sent in messages of type typ
+	// during f.
+	sent := func(from int, typ protocol.MsgType, f func()) []uint32 {
+		c.sent = nil
+		f()
+		var ps []uint32
+		for _, e := range c.sent {
+			if e.From == from && e.Msg.Type() == typ {
+				ps = append(ps, msgPages(e.Msg)...)
+			}
+		}
+		return ps
+	}
+	c.write(0, 0, 0, 100)
+	barrier(c, nil)
+	assert.Equal(t, []byte{100}, c.read(1, 0, 0, 1)) // rank 1 fetches page 0, homed at rank 0
+	for i := range maxRefreshes {
+		c.write(0, 0, 0, byte(i+1))
+		assert.Equal(t, []uint32{0}, sent(0, protocol.MsgPagePush, func() { barrier(c, nil) }), "pushed at the arrival")
+		assert.Equal(t, ReadOnly, c.st[1].PageState(0), "refreshed in place")
+		assert.Equal(t, byte(i+1), c.mem[1][0])
+	}
+	assert.Equal(t, int64(maxRefreshes), c.st[1].Stats().Pushed)
+	assert.Zero(t, c.st[1].Stats().PagesFetched-1, "no request since the first fetch")
+
+	// Unused for too long: left current, unmapped; a fault maps it, asking
+	// nothing, and the page is in use again.
+	c.write(0, 0, 0, 50)
+	assert.Empty(t, sent(1, protocol.MsgPageRequest, func() { barrier(c, nil) }))
+	assert.Equal(t, Unmapped, c.st[1].PageState(0))
+	assert.Empty(t, sent(1, protocol.MsgPageRequest, func() { assert.Equal(t, []byte{50}, c.read(1, 0, 0, 1)) }))
+	c.write(0, 0, 0, 51)
+	barrier(c, nil)
+	assert.Equal(t, []byte{51}, c.read(1, 0, 0, 1))
+
+	// A push that lacks rank 1's own diff, on its way home as rank 0
+	// pushed: rank 1 asks instead.
+	pushed := c.st[1].Stats().Pushed
+	c.write(1, 0, 1, 7)
+	c.write(0, 0, 0, 52)
+	assert.Equal(t, []uint32{0}, sent(1, protocol.MsgPageRequest, func() { barrier(c, nil) }))
+	assert.Equal(t, pushed, c.st[1].Stats().Pushed)
+	assert.Equal(t, []byte{52, 7}, c.read(1, 0, 0, 2))
+
+	// Rank 1 stops using the page: dropped (mapped writable, no push can
+	// make it current unmapped), it tells rank 0 to stop, and rank 0
+	// pushes it no more.
+	stops := sent(1, protocol.MsgPushStop, func() {
+		for range maxRefreshes + 2 {
+			c.write(0, 0, 0, 60)
+			barrier(c, nil)
+		}
+	})
+	assert.Equal(t, []uint32{0}, stops)
+	assert.Zero(t, c.st[0].pages[0].home.pushTo)
+	c.write(0, 0, 0, 62)
+	assert.Empty(t, sent(0, protocol.MsgPagePush, func() { barrier(c, nil) }))
+	assert.Equal(t, []byte{62}, c.read(1, 0, 0, 1))
+}
+
+// TestNoPushesWithinAnEngine: ranks served by one engine ask for the pages
+// in use as they leave a barrier; their homes push nothing.
+func TestNoPushesWithinAnEngine(t *testing.T) {
+	c := &cluster{t: t, acts: make([][]Action, 2)}
+	for r := range 2 {
+		mem := make([]byte, 2*pageSize)
+		s, err := New(Config{Rank: r, NProcs: 2, PageSize: pageSize, Pages: 2, Homes: true, Funneled: true, Colocated: []bool{true, true}}, mem)
+		require.NoError(t, err)
+		c.st, c.mem = append(c.st, s), append(c.mem, mem)
+	}
+	c.write(0, 0, 0, 1)
+	barrier(c, nil)
+	assert.Equal(t, []byte{1}, c.read(1, 0, 0, 1))
+	for i := range 3 {
+		c.write(0, 0, 0, byte(i+2))
+		c.sent = nil
+		barrier(c, nil)
+		for _, e := range c.sent {
+			assert.NotEqual(t, protocol.MsgPagePush, e.Msg.Type())
+		}
+		assert.Equal(t, byte(i+2), c.mem[1][0], "refreshed on request")
+	}
+	assert.Zero(t, c.st[1].Stats().Pushed)
+	_, err := New(Config{Rank: 0, NProcs: 2, PageSize: pageSize, Pages: 2, Colocated: []bool{true}}, make([]byte, 2*pageSize))
+	assert.ErrorContains(t, err, "colocation given for 1 ranks of 2")
 }
 
 // TestStatsAdd: Add sums every counter, so a counter added to Stats

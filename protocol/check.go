@@ -40,6 +40,14 @@ func (l Limits) Check(m Message) error {
 		err = l.checkPageResponse(m)
 	case *HomeDiffs:
 		err = l.checkHomeDiffs(m)
+	case *PagePush:
+		err = l.checkPagePush(m)
+	case *PushStop:
+		if len(m.Pages) == 0 {
+			err = errors.New("no pages")
+		} else {
+			err = l.checkPageList(len(m.Pages), func(i int) uint32 { return m.Pages[i] })
+		}
 	case *CounterRequest:
 		if m.Wait && m.Delta != 0 {
 			err = fmt.Errorf("a counter wait adds %d: it must add nothing", m.Delta)
@@ -230,6 +238,21 @@ func (l Limits) checkPageRequest(m *PageRequest) error {
 
 func (l Limits) checkPageResponse(m *PageResponse) error {
 	return l.checkPageList(len(m.Pages), func(i int) uint32 { return m.Pages[i].Page })
+}
+
+func (l Limits) checkPagePush(m *PagePush) error {
+	if len(m.Pages) == 0 {
+		return errors.New("no pages")
+	}
+	if err := l.checkPageList(len(m.Pages), func(i int) uint32 { return m.Pages[i].Page }); err != nil {
+		return err
+	}
+	for _, p := range m.Pages {
+		if err := l.checkVT(p.Holds); err != nil {
+			return fmt.Errorf("page %d: %w", p.Page, err)
+		}
+	}
+	return nil
 }
 
 func (l Limits) checkHomeDiffs(m *HomeDiffs) error {

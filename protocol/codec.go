@@ -85,6 +85,10 @@ func Decode(b []byte) (Message, error) {
 		m = &PageResponse{}
 	case MsgHomeDiffs:
 		m = &HomeDiffs{}
+	case MsgPagePush:
+		m = &PagePush{}
+	case MsgPushStop:
+		m = &PushStop{}
 	default:
 		return nil, fmt.Errorf("decode: unknown message type %d", b[0])
 	}

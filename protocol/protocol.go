@@ -34,6 +34,8 @@ const (
 	MsgPageRequest    MsgType = 12 // rank → a page's home: whole pages, at versions named
 	MsgPageResponse   MsgType = 13 // home → rank
 	MsgHomeDiffs      MsgType = 14 // writer → home, at a release: the diffs of the home's pages
+	MsgPagePush       MsgType = 15 // home → reader, at a barrier arrival: the pages it wrote that the reader fetched
+	MsgPushStop       MsgType = 16 // reader → home: push these pages no more
 )
 
 var msgTypeNames = map[MsgType]string{
@@ -51,6 +53,8 @@ var msgTypeNames = map[MsgType]string{
 	MsgPageRequest:    "PageRequest",
 	MsgPageResponse:   "PageResponse",
 	MsgHomeDiffs:      "HomeDiffs",
+	MsgPagePush:       "PagePush",
+	MsgPushStop:       "PushStop",
 }
 
 // MsgTypes lists every message kind in wire order.
@@ -61,6 +65,7 @@ var MsgTypes = []MsgType{
 	MsgAllocRequest, MsgAllocReply,
 	MsgCounterRequest, MsgCounterReply,
 	MsgPageRequest, MsgPageResponse, MsgHomeDiffs,
+	MsgPagePush, MsgPushStop,
 }
 
 func (t MsgType) String() string {
@@ -428,3 +433,37 @@ type PageDiff struct {
 
 // Type reports MsgHomeDiffs.
 func (m *HomeDiffs) Type() MsgType { return MsgHomeDiffs }
+
+// PagePush carries, as a home arrives at a barrier of every rank, its copies
+// of the pages it wrote since the last one to a rank that fetched them: the
+// rank takes them in place of a request as it leaves the barrier, if they
+// hold every write notice it has of them. Epoch is the number of barriers
+// of every rank the home had left: the push is for leaving the next one.
+type PagePush struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Epoch    uint32
+	Pages    []PushedPage
+}
+
+// PushedPage is a home's copy of a page and what it holds: each rank's
+// intervals up to Holds[rank].
+type PushedPage struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Page     uint32
+	Holds    VectorTime
+	Data     []byte
+}
+
+// Type reports MsgPagePush.
+func (m *PagePush) Type() MsgType { return MsgPagePush }
+
+// PushStop tells a home to push the pages no more: the rank no longer keeps
+// them mapped. It fetches them again, and so asks for pushes again, when it
+// uses them.
+type PushStop struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Pages    []uint32
+}
+
+// Type reports MsgPushStop.
+func (m *PushStop) Type() MsgType { return MsgPushStop }

@@ -63,7 +63,23 @@ func randMessage(rng *rand.Rand, n int, pages uint32) Message {
 		}
 		return b
 	}
-	switch rng.IntN(14) {
+	switch rng.IntN(16) {
+	case 14:
+		m := &PagePush{Epoch: rng.Uint32()}
+		for p := uint32(0); p < pages; p++ {
+			if rng.IntN(3) == 0 || p == pages-1 && m.Pages == nil {
+				m.Pages = append(m.Pages, PushedPage{Page: p, Holds: vt(), Data: bytes()})
+			}
+		}
+		return m
+	case 15:
+		m := &PushStop{}
+		for p := uint32(0); p < pages; p++ {
+			if rng.IntN(3) == 0 || p == pages-1 && m.Pages == nil {
+				m.Pages = append(m.Pages, p)
+			}
+		}
+		return m
 	case 11:
 		m := &PageRequest{ID: rng.Uint32(), Epoch: rng.Uint32()}
 		for p := uint32(0); p < pages; p++ {
@@ -209,13 +225,15 @@ func TestWireFormat(t *testing.T) {
 		{&PageRequest{ID: 3, Pages: []PageNeed{{Page: 5, Need: []IntervalID{{Rank: 1, Index: 4}}}}, Epoch: 2}, "0c930391920591920104" + "02"},
 		{&PageResponse{ID: 3, Pages: []PageCopy{{Page: 5, Data: []byte{1, 2}}}}, "0d9203919205c4020102"},
 		{&HomeDiffs{Interval: IntervalID{Rank: 1, Index: 4}, Pages: []PageDiff{{Page: 5, Diff: []byte{0, 0, 0xaa}}}, Epoch: 1}, "0e939201049192" + "05c4030000aa01"},
+		{&PagePush{Epoch: 2, Pages: []PushedPage{{Page: 5, Holds: VectorTime{0, 3}, Data: []byte{1, 2}}}}, "0f920291930592" + "0003c4020102"},
+		{&PushStop{Pages: []uint32{5, 9}}, "1091920509"},
 	}
 	for _, c := range cases {
 		b, err := Encode(c.m)
 		require.NoError(t, err)
 		assert.Equal(t, c.hex, hex.EncodeToString(b), "%v", c.m.Type())
 	}
-	assert.Equal(t, []MsgType{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}, MsgTypes)
+	assert.Equal(t, []MsgType{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}, MsgTypes)
 }
 
 func TestDecodeErrors(t *testing.T) {
@@ -289,6 +307,14 @@ func TestCheck(t *testing.T) {
 		{&HomeDiffs{Interval: IntervalID{Rank: 1, Index: 1}}, "no pages"},
 		{&HomeDiffs{Interval: IntervalID{Rank: 1, Index: 0}, Pages: []PageDiff{{Page: 1}}}, "index 0"},
 		{&HomeDiffs{Interval: IntervalID{Rank: 1, Index: 2}, Pages: []PageDiff{{Page: 1}}}, ""},
+		{&PagePush{Epoch: 1}, "no pages"},
+		{&PagePush{Epoch: 1, Pages: []PushedPage{{Page: 1, Holds: vt}, {Page: 4, Holds: vt}}}, ""},
+		{&PagePush{Epoch: 1, Pages: []PushedPage{{Page: 4, Holds: vt}, {Page: 1, Holds: vt}}}, "pages not sorted"},
+		{&PagePush{Epoch: 1, Pages: []PushedPage{{Page: 1, Holds: VectorTime{1}}}}, "page 1: vector time has 1 entries, want 4"},
+		{&PushStop{}, "no pages"},
+		{&PushStop{Pages: []uint32{2, 7}}, ""},
+		{&PushStop{Pages: []uint32{7, 7}}, "pages not sorted and distinct"},
+		{&PushStop{Pages: []uint32{12}}, "page 12 out of range"},
 		{&AllocRequest{ID: 1, Op: AllocFree}, ""},
 		{&AllocRequest{ID: 1, Op: AllocObjects, Size: 32}, ""},
 		{&AllocRequest{ID: 1, Op: 9}, "unknown allocation op 9"},

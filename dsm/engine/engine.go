@@ -817,11 +817,17 @@ func (e *Engine) send(from *host, env protocol.Envelope) {
 	from.sent.count(env.Msg.Type(), env.To, len(e.encodeBuf))
 	if to := e.hosts[env.To]; to != nil {
 		to.received.count(env.Msg.Type(), env.From, len(e.encodeBuf))
-		if resp, ok := env.Msg.(*protocol.PageResponse); ok {
-			// Its pages may be the sender's memory, which its application
-			// goes on writing: taken now, as a message on the wire is.
-			for i := range resp.Pages {
-				resp.Pages[i].Data = slices.Clone(resp.Pages[i].Data)
+		// Pages sent whole may be the sender's memory, which its
+		// application goes on writing: taken now, as a message on the wire
+		// is.
+		switch m := env.Msg.(type) {
+		case *protocol.PageResponse:
+			for i := range m.Pages {
+				m.Pages[i].Data = slices.Clone(m.Pages[i].Data)
+			}
+		case *protocol.PagePush:
+			for i := range m.Pages {
+				m.Pages[i].Data = slices.Clone(m.Pages[i].Data)
 			}
 		}
 		e.inbox = append(e.inbox, env)

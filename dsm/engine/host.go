@@ -106,12 +106,27 @@ func (e *Engine) newHost(r int) (*host, error) {
 		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers + 1, // the last one serves Share
 		GCThreshold: e.cfg.GCThreshold, Prefetch: e.cfg.Prefetch,
 		Homes: !e.cfg.Homeless, AsyncWrites: e.asyncWrites && e.cfg.NProcs > 1,
+		Colocated: e.colocated(),
 	}, h.view)
 	if err != nil {
 		h.close()
 		return nil, err
 	}
 	return h, nil
+}
+
+// colocated marks the ranks this engine hosts.
+func (e *Engine) colocated() []bool {
+	c := make([]bool, e.cfg.NProcs)
+	if len(e.cfg.Ranks) == 0 {
+		for r := range c {
+			c[r] = true
+		}
+	}
+	for _, r := range e.cfg.Ranks {
+		c[r] = true
+	}
+	return c
 }
 
 // close releases the host; the engine's stop descriptor must have been

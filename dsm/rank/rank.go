@@ -42,11 +42,12 @@ type Config struct {
 	// the others, and a second, internal barrier (2(n-1) more messages)
 	// proves all are done before the history goes.
 	GCThreshold int64
-	// Homes, AsyncWrites, Funneled, Prefetch: see lrc.Config.
+	// Homes, AsyncWrites, Funneled, Prefetch, Colocated: see lrc.Config.
 	Homes       bool
 	AsyncWrites bool
 	Funneled    bool
 	Prefetch    bool
+	Colocated   []bool
 }
 
 // Defaults for a job.
@@ -166,6 +167,7 @@ func New(cfg Config, mem []byte) (*Rank, error) {
 	l, err := lrc.New(lrc.Config{
 		Rank: cfg.Rank, NProcs: cfg.NProcs, PageSize: cfg.PageSize, Pages: cfg.Pages,
 		Homes: cfg.Homes, AsyncWrites: cfg.AsyncWrites, Funneled: cfg.Funneled, Prefetch: cfg.Prefetch,
+		Colocated: cfg.Colocated,
 	}, mem)
 	if err != nil {
 		return nil, err
@@ -415,6 +417,9 @@ func (r *Rank) collectBarrier() uint32 { return r.cfg.Barriers }
 // arrive sends this rank's arrival at barrier id over the processor set.
 func (r *Rank) arrive(id uint32, set []int, share *uint64) error {
 	r.lrc.CloseInterval()
+	if len(set) == 0 {
+		r.lrc.PushWritten()
+	}
 	mgr := barrier.Manager(id, set, r.cfg.NProcs)
 	ivs, err := r.lrc.IntervalsFor(r.knownByManager(mgr))
 	if err != nil {
@@ -482,6 +487,10 @@ func (r *Rank) Step(env protocol.Envelope) error {
 		err = r.lrc.HandlePageResponse(env.From, m)
 	case *protocol.HomeDiffs:
 		err = r.lrc.HandleHomeDiffs(env.From, m)
+	case *protocol.PagePush:
+		err = r.lrc.HandlePagePush(env.From, m)
+	case *protocol.PushStop:
+		err = r.lrc.HandlePushStop(env.From, m)
 	case *protocol.AllocRequest, *protocol.AllocReply, *protocol.CounterRequest, *protocol.CounterReply:
 		err = r.stepAlloc(env.From, m)
 	default:

@@ -42,6 +42,10 @@ type Config struct {
 	// asynchronous write protection does.
 	Homes       bool
 	AsyncWrites bool
+	// Nodes, when set, is the node of each rank: the ranks of a node share
+	// an engine, so their homes do not push pages to each other (see
+	// lrc.Config.Colocated). Unset: every rank on a node of its own.
+	Nodes []int
 	// Mutate, when set, may change or drop each message in flight, to check
 	// that the simulation catches a broken protocol. It returns the message
 	// to deliver, or nil to drop it.
@@ -177,12 +181,23 @@ func New(cfg Config) (*Sim, error) {
 		live:   make(map[uint64]uint64),
 		counts: make(map[uint32]map[uint64]bool),
 	}
+	if cfg.Nodes != nil && len(cfg.Nodes) != cfg.NProcs {
+		return nil, fmt.Errorf("sim: nodes given for %d ranks of %d", len(cfg.Nodes), cfg.NProcs)
+	}
 	for r := range cfg.NProcs {
 		mem := make([]byte, cfg.Pages*cfg.PageSize)
+		var colocated []bool
+		if cfg.Nodes != nil {
+			colocated = make([]bool, cfg.NProcs)
+			for q, node := range cfg.Nodes {
+				colocated[q] = node == cfg.Nodes[r]
+			}
+		}
 		eng, err := rank.New(rank.Config{
 			Rank: r, NProcs: cfg.NProcs, PageSize: cfg.PageSize, Pages: cfg.Pages,
 			Locks: cfg.Locks, Barriers: cfg.Barriers, GCThreshold: cfg.GCThreshold, Prefetch: cfg.Prefetch,
 			Homes: cfg.Homes, AsyncWrites: cfg.AsyncWrites, Funneled: !cfg.StrayFaults, ChunkSize: SimChunkSize, Base: simBase,
+			Colocated: colocated,
 		}, mem)
 		if err != nil {
 			return nil, err
@@ -246,8 +261,8 @@ func (s *Sim) Failure() string {
 	if s.cfg.Homes {
 		protocol = "home-based"
 	}
-	fmt.Fprintf(&b, "seed %d (%d ranks, %s, async writes %v, prefetch %v, stray faults %v): %v\nlast events:\n",
-		s.cfg.Seed, s.cfg.NProcs, protocol, s.cfg.AsyncWrites, s.cfg.Prefetch, s.cfg.StrayFaults, s.err)
+	fmt.Fprintf(&b, "seed %d (%d ranks, %s, async writes %v, prefetch %v, stray faults %v, nodes %v): %v\nlast events:\n",
+		s.cfg.Seed, s.cfg.NProcs, protocol, s.cfg.AsyncWrites, s.cfg.Prefetch, s.cfg.StrayFaults, s.cfg.Nodes, s.err)
 	tail := s.trace
 	if len(tail) > traceTail {
 		tail = tail[len(tail)-traceTail:]
@@ -834,6 +849,14 @@ func describe(m protocol.Message) string {
 			parts = append(parts, fmt.Sprintf("%d/%dB", p.Page, len(p.Diff)))
 		}
 		return fmt.Sprintf("%v interval=%v epoch=%d diffs=[%s]", m.Type(), m.Interval, m.Epoch, strings.Join(parts, " "))
+	case *protocol.PagePush:
+		var parts []string
+		for _, p := range m.Pages {
+			parts = append(parts, fmt.Sprintf("%d:%v", p.Page, p.Holds))
+		}
+		return fmt.Sprintf("%v epoch=%d pages=[%s]", m.Type(), m.Epoch, strings.Join(parts, " "))
+	case *protocol.PushStop:
+		return fmt.Sprintf("%v pages=%v", m.Type(), m.Pages)
 	}
 	return m.Type().String()
 }

@@ -42,6 +42,15 @@ func jobFor(seed uint64, phases int) (Config, Program) {
 		GCThreshold: gc, Prefetch: rng.IntN(2) == 0, StrayFaults: rng.IntN(2) == 0, Seed: seed, Trace: *traceFlag,
 		Homes: seed%3 != 0, AsyncWrites: rng.IntN(2) == 0,
 	}
+	// Half the jobs spread over fewer nodes than ranks (drawn apart, so
+	// that each seed's program and schedule stay what they were).
+	if nodes := rand.New(rand.NewPCG(seed, 2)); nodes.IntN(2) == 0 {
+		k := 1 + nodes.IntN(n)
+		cfg.Nodes = make([]int, n)
+		for r := range cfg.Nodes {
+			cfg.Nodes[r] = nodes.IntN(k)
+		}
+	}
 	return cfg, prog
 }
 
@@ -161,10 +170,52 @@ func TestHomesBoundMetadata(t *testing.T) {
 	}
 }
 
+// TestPushesOptional runs programs whose ranks take pages their homes
+// pushed, then runs them again with every push dropped: a rank then asks
+// for the pages as it would without pushes, so every program still reads
+// what it must. (A push that comes after the departure it was for, as one
+// from another node can, the random programs cover: messages of different
+// senders reach a rank in any order.)
+func TestPushesOptional(t *testing.T) {
+	ran, taken := 0, int64(0)
+	for seed := uint64(1); ran < 200 && seed < 3000; seed++ {
+		cfg, prog := jobFor(seed, 4)
+		if !cfg.Homes {
+			continue
+		}
+		ran++
+		for _, drop := range []bool{false, true} {
+			if drop {
+				cfg.Mutate = func(_ *rand.Rand, _, _ int, m protocol.Message) protocol.Message {
+					if _, ok := m.(*protocol.PagePush); ok {
+						return nil
+					}
+					return m
+				}
+			}
+			s, err := New(cfg)
+			require.NoError(t, err)
+			for r, ops := range prog.Ops {
+				s.Enqueue(r, ops...)
+			}
+			require.NoError(t, s.Run(true), "seed %d, pushes dropped %v", seed, drop)
+			for r := range cfg.NProcs {
+				if drop {
+					assert.Zero(t, s.RankStats(r).Pushed, "seed %d: rank %d took a dropped push", seed, r)
+				} else {
+					taken += s.RankStats(r).Pushed
+				}
+			}
+		}
+	}
+	t.Logf("%d programs took %d pushed pages", ran, taken)
+	assert.Positive(t, taken)
+}
+
 // TestMutationsCaught breaks the home-based protocol on purpose and checks
 // that the simulation notices: diffs sent to a rank that is not the page's
-// home, diffs lost on their way home, and pages answered with stale contents
-// (the receiver's own old copy). From a random message of its kind on, the
+// home, diffs lost on their way home, and pages answered or pushed with
+// stale contents (the receiver's own old copy). From a random message of its kind on, the
 // break hits every such message of the run. Every run's memory is read
 // whole at its end, so a break that changed anything is seen, as a wrong
 // read, a protocol error or a deadlock; a run may pass unseen only where the
@@ -204,6 +255,17 @@ func TestMutationsCaught(t *testing.T) {
 				resp.Pages[i].Data = slices.Clone(s.ranks[to].mem[off : off+s.cfg.PageSize])
 			}
 			return resp, true
+		}},
+		{"stale push", func(s *Sim, _ *rand.Rand, _, to int, m protocol.Message) (protocol.Message, bool) {
+			push, ok := m.(*protocol.PagePush)
+			if !ok {
+				return m, false
+			}
+			for i, pp := range push.Pages {
+				off := int(pp.Page) * s.cfg.PageSize
+				push.Pages[i].Data = slices.Clone(s.ranks[to].mem[off : off+s.cfg.PageSize])
+			}
+			return push, true
 		}},
 	}
 	for _, mu := range mutations {
