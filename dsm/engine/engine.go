@@ -808,15 +808,11 @@ func (e *Engine) finish(h *host, rd rank.Ready) {
 }
 
 func (e *Engine) send(from *host, env protocol.Envelope) {
-	var err error
-	e.encodeBuf, err = protocol.AppendEncode(e.encodeBuf[:0], env.Msg)
-	if err != nil {
-		e.fail(fmt.Errorf("rank %d: %w", from.id, err))
-		return
-	}
-	from.sent.count(env.Msg.Type(), env.To, len(e.encodeBuf))
 	if to := e.hosts[env.To]; to != nil {
-		to.received.count(env.Msg.Type(), env.From, len(e.encodeBuf))
+		// Handed over in memory: counted as its encoding, not encoded.
+		size := protocol.EncodedSize(env.Msg)
+		from.sent.count(env.Msg.Type(), env.To, size)
+		to.received.count(env.Msg.Type(), env.From, size)
 		// Pages sent whole may be the sender's memory, which its
 		// application goes on writing: taken now, as a message on the wire
 		// is.
@@ -833,6 +829,13 @@ func (e *Engine) send(from *host, env protocol.Envelope) {
 		e.inbox = append(e.inbox, env)
 		return
 	}
+	var err error
+	e.encodeBuf, err = protocol.AppendEncode(e.encodeBuf[:0], env.Msg)
+	if err != nil {
+		e.fail(fmt.Errorf("rank %d: %w", from.id, err))
+		return
+	}
+	from.sent.count(env.Msg.Type(), env.To, len(e.encodeBuf))
 	if err := e.cfg.Remote.Send(env, e.encodeBuf); err != nil {
 		e.fail(fmt.Errorf("rank %d: sending %v to rank %d: %w", from.id, env.Msg.Type(), env.To, err))
 	}
