@@ -55,10 +55,17 @@ import (
 // page mapped tells the home to stop (PushStop); its next fetch of the page
 // asks for pushes again.
 
-// maxRefreshes is how many acquires in a row bring a page in use up to date
-// in place while the application does not fault on it; after that it is
-// dropped, and kept up to date again only if a fault shows it is still used.
-const maxRefreshes = 8
+// A page in use is brought up to date in place at up to maxRefreshes
+// acquires in a row while the application does not fault on it (no access
+// but a fault tells the engine it is still read); then it is dropped, and
+// kept up to date again only if a fault shows it is still used. Each such
+// fault doubles the page's allowance, up to maxRefreshLimit: a page read in
+// every phase (a boundary row) soon faults once every 128 acquires instead
+// of every 9, while one no longer used costs at most its allowance.
+const (
+	maxRefreshes    = 8
+	maxRefreshLimit = 128
+)
 
 // homes is the home-based state of a rank.
 type homes struct {
@@ -107,8 +114,10 @@ type homePage struct {
 	// prefetches pass it over until the application faults on it.
 	ahead, unwanted bool
 	// refreshes counts in-place refreshes since the application last faulted
-	// the page in.
-	refreshes uint8
+	// the page in; limit is how many it may have in a row (0: maxRefreshes),
+	// atLimit is set when it was dropped there.
+	refreshes, limit uint8
+	atLimit          bool
 	// fetchFrom+1, when set, is the previous home, which this rank, home of
 	// the page now without a current copy, fetches it from; fetchUpTo is
 	// the barrier at which the home moved: the previous home's copy holds
@@ -462,6 +471,24 @@ func (s *State) serve(from int, m *protocol.PageRequest) {
 	s.sendMsg(from, resp)
 }
 
+// refreshLimit is how many in-place refreshes in a row the page may have.
+func (h *homePage) refreshLimit() uint8 {
+	if h.limit == 0 {
+		return maxRefreshes
+	}
+	return h.limit
+}
+
+// faultedIn notes that the application faulted the page in: it is in use.
+// After a drop at its refresh limit, that doubles the limit.
+func (h *homePage) faultedIn() {
+	h.refreshes = 0
+	if h.atLimit {
+		h.atLimit = false
+		h.limit = uint8(min(2*int(h.refreshLimit()), maxRefreshLimit))
+	}
+}
+
 // pushesTo reports whether this rank, as a home, pushes pages to rank r.
 func (s *State) pushesTo(r int) bool {
 	return r < maxPushRanks && (s.cfg.Colocated == nil || !s.cfg.Colocated[r])
@@ -811,7 +838,8 @@ func (s *State) StartRefresh() {
 		if !pg.stale || pg.home.refresh {
 			continue
 		}
-		if pg.home.refreshes >= maxRefreshes {
+		if pg.home.refreshes >= pg.home.refreshLimit() {
+			pg.home.atLimit = true
 			// Dropped until a fault shows it still in use. A funneled
 			// application cannot touch it before it is dropped, so a
 			// push at hand can make it current, unmapped.

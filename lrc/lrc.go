@@ -512,7 +512,7 @@ func (s *State) Fault(p uint32, write bool) error {
 	}
 	pg := &s.pages[p]
 	if pg.state != ReadOnly && pg.state != ReadWrite {
-		pg.home.refreshes = 0 // faulted in: in use
+		pg.home.faultedIn()
 	}
 	pg.home.ahead, pg.home.unwanted = false, false
 	switch pg.state {

@@ -711,8 +711,16 @@ func TestRefreshInPlace(t *testing.T) {
 	c.write(0, 0, 0, 99)
 	assert.Equal(t, []uint32{0}, c.sync(0, 1), "unused for too long: dropped")
 	assert.Equal(t, []byte{99}, c.read(1, 0, 0, 1), "a fault brings it back")
-	c.write(0, 0, 0, 100)
-	assert.Empty(t, c.sync(0, 1), "in use again")
+	// Each fault after a drop doubles the refreshes allowed in a row.
+	for limit := 2 * maxRefreshes; limit <= 2*maxRefreshLimit; limit *= 2 {
+		for i := range min(limit, maxRefreshLimit) {
+			c.write(0, 0, 0, byte(i))
+			require.Empty(t, c.sync(0, 1), "refresh %d of %d", i+1, limit)
+		}
+		c.write(0, 0, 0, 7)
+		assert.Equal(t, []uint32{0}, c.sync(0, 1), "dropped after %d", min(limit, maxRefreshLimit))
+		assert.Equal(t, []byte{7}, c.read(1, 0, 0, 1))
+	}
 }
 
 // TestHomesMove: at a barrier of every rank, a page one rank alone wrote
@@ -1009,7 +1017,7 @@ func TestPushesAtBarriers(t *testing.T) {
 	// make it current unmapped), it tells rank 0 to stop, and rank 0
 	// pushes it no more.
 	stops := sent(1, protocol.MsgPushStop, func() {
-		for range maxRefreshes + 2 {
+		for range maxRefreshLimit + 2 {
 			c.write(0, 0, 0, 60)
 			barrier(c, nil)
 		}
