@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -117,12 +119,36 @@ type clusterOpts struct {
 	extra []string
 }
 
-// freePort finds a TCP port on host nobody listens on now.
+// freePort finds a TCP port on host nobody listens on now, below the
+// kernel's range of ephemeral ports: a port from that range (what listening
+// on port 0 gives) can become the source port of any connection made before
+// svmd binds it ("address already in use", seen on a loaded machine).
 func freePort(t testing.TB, host string) string {
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-	require.NoError(t, err)
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Helper()
+	low := 32768 // Linux's default start of the ephemeral range
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if v, err := strconv.Atoi(f[0]); err == nil {
+				low = v
+			}
+		}
+	}
+	const first = 10000
+	for range 1000 {
+		port := "0"
+		if low > first {
+			port = strconv.Itoa(first + rand.IntN(low-first))
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+		if err != nil {
+			continue // taken: another
+		}
+		addr := ln.Addr().String()
+		ln.Close()
+		return addr
+	}
+	t.Fatalf("no free TCP port on %s below %d", host, low)
+	return ""
 }
 
 // newCluster starts one svmd per name, each with all the others as peers,
