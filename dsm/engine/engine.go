@@ -100,6 +100,8 @@ type Engine struct {
 	inbox     []protocol.Envelope
 	draining  bool
 	encodeBuf []byte
+	// pageBufs are page-sized buffers free for pageCopy.
+	pageBufs [][]byte
 	// faulting is the rank whose faults are being resolved: the actions
 	// of its flushes wait for runDeferred.
 	faulting *host
@@ -819,7 +821,7 @@ func (e *Engine) send(from *host, env protocol.Envelope) {
 		switch m := env.Msg.(type) {
 		case *protocol.PageResponse:
 			for i := range m.Pages {
-				m.Pages[i].Data = slices.Clone(m.Pages[i].Data)
+				m.Pages[i].Data = e.pageCopy(m.Pages[i].Data)
 			}
 		case *protocol.PagePush:
 			for i := range m.Pages {
@@ -839,6 +841,23 @@ func (e *Engine) send(from *host, env protocol.Envelope) {
 	if err := e.cfg.Remote.Send(env, e.encodeBuf); err != nil {
 		e.fail(fmt.Errorf("rank %d: sending %v to rank %d: %w", from.id, env.Msg.Type(), env.To, err))
 	}
+}
+
+// maxPageBufs bounds the buffers pageCopy keeps (4 MiB of 4 KiB pages).
+const maxPageBufs = 1024
+
+// pageCopy returns a copy of page data taken for a page response handed
+// over in memory, in a buffer that drain takes back once the response is
+// handled: allocating and clearing a buffer per page took as long as the
+// copy.
+func (e *Engine) pageCopy(data []byte) []byte {
+	if n := len(e.pageBufs); n > 0 && len(data) == e.pageSize {
+		b := e.pageBufs[n-1]
+		e.pageBufs = e.pageBufs[:n-1]
+		copy(b, data)
+		return b
+	}
+	return slices.Clone(data)
 }
 
 // drain delivers the messages between hosted ranks until none is left.
@@ -865,6 +884,15 @@ func (e *Engine) drain() {
 		if err := h.proto.Step(env); err != nil {
 			e.fail(err)
 			return
+		}
+		if m, ok := env.Msg.(*protocol.PageResponse); ok && e.hosts[env.From] != nil {
+			// Its pages, pageCopy's, are copied into the rank's memory,
+			// not kept.
+			for _, pc := range m.Pages {
+				if len(pc.Data) == e.pageSize && len(e.pageBufs) < maxPageBufs {
+					e.pageBufs = append(e.pageBufs, pc.Data)
+				}
+			}
 		}
 		e.flush(h)
 	}
