@@ -91,12 +91,16 @@ func TestNodeTotalsOutliveJobs(t *testing.T) {
 			Barriers     float64 `json:"barriers"`
 		} `json:"total"`
 		EngineCPU *float64 `json:"engine_cpu_seconds"`
+		Messages  map[string]struct {
+			Messages float64 `json:"messages"`
+		} `json:"messages"`
 	}
 	require.NoError(t, json.Unmarshal(data, &js))
 	require.Len(t, js.Ranks, 4, "every node's ranks reach svmf")
 	assert.Nil(t, js.EngineCPU, "svmf cannot measure svmd's engines")
 	require.Positive(t, js.Total.ReadFaults, "SOR across nodes faults")
 	require.Positive(t, js.Total.Barriers)
+	assert.Positive(t, js.Messages["PagePush"].Messages, "the boundary rows between the nodes come with the barriers")
 
 	grown := map[string]float64{}
 	for _, n := range nodes {
