@@ -523,8 +523,8 @@ func (s *State) export(p uint32) []byte {
 // the last such barrier to the ranks it sent the page to, one PagePush per
 // rank, but for the ranks colocated with it.
 func (s *State) PushWritten() {
-	if !s.cfg.Homes {
-		return
+	if !s.cfg.Homes || s.cfg.Colocated != nil && !slices.Contains(s.cfg.Colocated, false) {
+		return // every rank shares this one's engine: nobody to push to
 	}
 	self := s.cfg.Rank
 	var written []uint32
@@ -660,6 +660,8 @@ func (s *State) takePush(p uint32) {
 		s.validated(p)
 		return
 	}
+	// Validated as an unmapped page, then marked stale again: still mapped
+	// in the application, it is dropped there by TakeZap.
 	pg.stale = false
 	s.validated(p)
 	pg.stale = true
@@ -669,6 +671,9 @@ func (s *State) takePush(p uint32) {
 // did not take, telling each home to stop pushing the pages not kept in use
 // here.
 func (s *State) dropPushes() {
+	if len(s.homes.pushed) == 0 {
+		return
+	}
 	stop := make(map[int][]uint32)
 	kept := s.homes.pushed[:0]
 	for _, p := range s.homes.pushed {

@@ -11,114 +11,71 @@ func EncodedSize(m Message) int {
 	return 1 + bodySize(m)
 }
 
+// Each case adds 1 for the array header of the struct (fewer than 16
+// fields) to the sizes of its fields, in order.
 func bodySize(m Message) int {
 	switch m := m.(type) {
 	case *LockRequest:
 		return 1 + uintSize(uint64(m.Lock)) + intSize(int64(m.Requester)) + vtSize(m.VT)
 	case *LockGrant:
-		return 1 + uintSize(uint64(m.Lock)) + intervalsSize(m.Intervals)
+		return 1 + uintSize(uint64(m.Lock)) + arraySize(m.Intervals, intervalSize)
 	case *BarrierArrive:
-		n := 1 + uintSize(uint64(m.Barrier)) + uintSize(uint64(m.Episode)) + intsSize(m.Members) + vtSize(m.VT) +
-			intervalsSize(m.Intervals) + uintSize(m.Metadata) + 1 + uintSize(m.Value)
-		return n + homesSize(m.Homes)
+		return 1 + uintSize(uint64(m.Barrier)) + uintSize(uint64(m.Episode)) + arraySize(m.Members, intSizeOf) + vtSize(m.VT) +
+			arraySize(m.Intervals, intervalSize) + uintSize(m.Metadata) + 1 + uintSize(m.Value) + arraySize(m.Homes, homeSize)
 	case *BarrierDepart:
-		return 1 + uintSize(uint64(m.Barrier)) + uintSize(uint64(m.Episode)) + intervalsSize(m.Intervals) + 1 + 1 +
-			uintSize(m.Value) + homesSize(m.Homes)
+		return 1 + uintSize(uint64(m.Barrier)) + uintSize(uint64(m.Episode)) + arraySize(m.Intervals, intervalSize) + 1 + 1 +
+			uintSize(m.Value) + arraySize(m.Homes, homeSize)
 	case *DiffRequest:
-		n := 1 + uintSize(uint64(m.ID))
-		if m.Pages == nil {
-			return n + 1
-		}
-		n += arrayLenSize(len(m.Pages))
-		for _, p := range m.Pages {
-			n += 1 + uintSize(uint64(p.Page)) + idsSize(p.Intervals) + 1
-		}
-		return n
+		return 1 + uintSize(uint64(m.ID)) + arraySize(m.Pages, func(p PageIntervals) int {
+			return 1 + uintSize(uint64(p.Page)) + arraySize(p.Intervals, idSize) + 1
+		})
 	case *DiffResponse:
-		n := 1 + uintSize(uint64(m.ID))
-		if m.Pages == nil {
-			return n + 1
-		}
-		n += arrayLenSize(len(m.Pages))
-		for _, p := range m.Pages {
-			n += 1 + uintSize(uint64(p.Page)) + bytesSize(p.Base)
-			if p.Diffs == nil {
-				n++
-				continue
-			}
-			n += arrayLenSize(len(p.Diffs))
-			for _, d := range p.Diffs {
-				n += 1 + idSize(d.Interval) + bytesSize(d.Diff)
-			}
-		}
-		return n
+		return 1 + uintSize(uint64(m.ID)) + arraySize(m.Pages, func(p PageDiffs) int {
+			return 1 + uintSize(uint64(p.Page)) + bytesSize(p.Base) + arraySize(p.Diffs, func(d IntervalDiff) int {
+				return 1 + idSize(d.Interval) + bytesSize(d.Diff)
+			})
+		})
 	case *AllocRequest:
 		return 1 + uintSize(uint64(m.ID)) + uintSize(uint64(m.Op)) + uintSize(m.Size) + uintSize(m.Addr)
 	case *AllocReply:
-		n := 1 + uintSize(uint64(m.ID)) + uintSize(m.Addr) + stringSize(m.Err)
-		if m.Objects == nil {
-			return n + 1
-		}
-		n += arrayLenSize(len(m.Objects))
-		for _, o := range m.Objects {
-			n += uintSize(o)
-		}
-		return n
+		return 1 + uintSize(uint64(m.ID)) + uintSize(m.Addr) + stringSize(m.Err) + arraySize(m.Objects, uintSize)
 	case *CounterRequest:
 		return 1 + uintSize(uint64(m.ID)) + uintSize(uint64(m.Counter)) + intSize(m.Delta) + 1 + intSize(m.Until)
 	case *CounterReply:
 		return 1 + uintSize(uint64(m.ID)) + intSize(m.Value)
 	case *PageRequest:
-		n := 1 + uintSize(uint64(m.ID)) + uintSize(uint64(m.Epoch))
-		if m.Pages == nil {
-			return n + 1
-		}
-		n += arrayLenSize(len(m.Pages))
-		for _, p := range m.Pages {
-			n += 1 + uintSize(uint64(p.Page)) + idsSize(p.Need)
-		}
-		return n
+		return 1 + uintSize(uint64(m.ID)) + uintSize(uint64(m.Epoch)) + arraySize(m.Pages, func(p PageNeed) int {
+			return 1 + uintSize(uint64(p.Page)) + arraySize(p.Need, idSize)
+		})
 	case *PageResponse:
-		n := 1 + uintSize(uint64(m.ID))
-		if m.Pages == nil {
-			return n + 1
-		}
-		n += arrayLenSize(len(m.Pages))
-		for _, p := range m.Pages {
-			n += 1 + uintSize(uint64(p.Page)) + bytesSize(p.Data)
-		}
-		return n
+		return 1 + uintSize(uint64(m.ID)) + arraySize(m.Pages, func(p PageCopy) int {
+			return 1 + uintSize(uint64(p.Page)) + bytesSize(p.Data)
+		})
 	case *HomeDiffs:
-		n := 1 + idSize(m.Interval) + uintSize(uint64(m.Epoch))
-		if m.Pages == nil {
-			return n + 1
-		}
-		n += arrayLenSize(len(m.Pages))
-		for _, p := range m.Pages {
-			n += 1 + uintSize(uint64(p.Page)) + bytesSize(p.Diff)
-		}
-		return n
+		return 1 + idSize(m.Interval) + uintSize(uint64(m.Epoch)) + arraySize(m.Pages, func(p PageDiff) int {
+			return 1 + uintSize(uint64(p.Page)) + bytesSize(p.Diff)
+		})
 	case *PagePush:
-		n := 1 + uintSize(uint64(m.Epoch))
-		if m.Pages == nil {
-			return n + 1
-		}
-		n += arrayLenSize(len(m.Pages))
-		for _, p := range m.Pages {
-			n += 1 + uintSize(uint64(p.Page)) + vtSize(p.Holds) + bytesSize(p.Data)
-		}
-		return n
+		return 1 + uintSize(uint64(m.Epoch)) + arraySize(m.Pages, func(p PushedPage) int {
+			return 1 + uintSize(uint64(p.Page)) + vtSize(p.Holds) + bytesSize(p.Data)
+		})
 	case *PushStop:
-		if m.Pages == nil {
-			return 2
-		}
-		n := 1 + arrayLenSize(len(m.Pages))
-		for _, p := range m.Pages {
-			n += uintSize(uint64(p))
-		}
-		return n
+		return 1 + arraySize(m.Pages, func(p uint32) int { return uintSize(uint64(p)) })
 	}
 	panic(fmt.Sprintf("protocol: no encoded size for %T", m))
+}
+
+// arraySize is the length of a slice encoded as an array (nil: the nil
+// code), its elements' lengths given by elem.
+func arraySize[T any](s []T, elem func(T) int) int {
+	if s == nil {
+		return 1
+	}
+	n := arrayLenSize(len(s))
+	for _, e := range s {
+		n += elem(e)
+	}
+	return n
 }
 
 // uintSize is the length of an unsigned integer in its shortest form.
@@ -152,6 +109,8 @@ func intSize(v int64) int {
 	}
 	return 9
 }
+
+func intSizeOf(v int) int { return intSize(int64(v)) }
 
 // arrayLenSize is the length of an array header.
 func arrayLenSize(n int) int {
@@ -190,68 +149,19 @@ func stringSize(s string) int {
 }
 
 func vtSize(vt VectorTime) int {
-	if vt == nil {
-		return 1
-	}
-	n := arrayLenSize(len(vt))
-	for _, v := range vt {
-		n += uintSize(uint64(v))
-	}
-	return n
-}
-
-func intsSize(vs []int) int {
-	if vs == nil {
-		return 1
-	}
-	n := arrayLenSize(len(vs))
-	for _, v := range vs {
-		n += intSize(int64(v))
-	}
-	return n
+	return arraySize(vt, func(v uint32) int { return uintSize(uint64(v)) })
 }
 
 func idSize(id IntervalID) int {
 	return 1 + intSize(int64(id.Rank)) + uintSize(uint64(id.Index))
 }
 
-func idsSize(ids []IntervalID) int {
-	if ids == nil {
-		return 1
-	}
-	n := arrayLenSize(len(ids))
-	for _, id := range ids {
-		n += idSize(id)
-	}
-	return n
+func intervalSize(iv Interval) int {
+	return 1 + idSize(iv.ID) + vtSize(iv.VT) + arraySize(iv.Pages, func(r PageRange) int {
+		return 1 + uintSize(uint64(r.First)) + uintSize(uint64(r.Count))
+	})
 }
 
-func intervalsSize(ivs []Interval) int {
-	if ivs == nil {
-		return 1
-	}
-	n := arrayLenSize(len(ivs))
-	for _, iv := range ivs {
-		n += 1 + idSize(iv.ID) + vtSize(iv.VT)
-		if iv.Pages == nil {
-			n++
-			continue
-		}
-		n += arrayLenSize(len(iv.Pages))
-		for _, r := range iv.Pages {
-			n += 1 + uintSize(uint64(r.First)) + uintSize(uint64(r.Count))
-		}
-	}
-	return n
-}
-
-func homesSize(hs []HomeRange) int {
-	if hs == nil {
-		return 1
-	}
-	n := arrayLenSize(len(hs))
-	for _, h := range hs {
-		n += 1 + uintSize(uint64(h.First)) + uintSize(uint64(h.Count)) + intSize(int64(h.Rank)) + 1
-	}
-	return n
+func homeSize(h HomeRange) int {
+	return 1 + uintSize(uint64(h.First)) + uintSize(uint64(h.Count)) + intSize(int64(h.Rank)) + 1
 }

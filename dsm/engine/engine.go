@@ -817,15 +817,11 @@ func (e *Engine) send(from *host, env protocol.Envelope) {
 		to.received.count(env.Msg.Type(), env.From, size)
 		// Pages sent whole may be the sender's memory, which its
 		// application goes on writing: taken now, as a message on the wire
-		// is.
-		switch m := env.Msg.(type) {
-		case *protocol.PageResponse:
+		// is. (Pages are pushed only to ranks of other engines: see
+		// colocated.)
+		if m, ok := env.Msg.(*protocol.PageResponse); ok {
 			for i := range m.Pages {
 				m.Pages[i].Data = e.pageCopy(m.Pages[i].Data)
-			}
-		case *protocol.PagePush:
-			for i := range m.Pages {
-				m.Pages[i].Data = slices.Clone(m.Pages[i].Data)
 			}
 		}
 		e.inbox = append(e.inbox, env)

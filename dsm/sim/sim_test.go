@@ -212,6 +212,12 @@ func TestPushesOptional(t *testing.T) {
 	assert.Positive(t, taken)
 }
 
+// ownCopy is rank r's own copy of page p: what a stale update would bring.
+func (s *Sim) ownCopy(r int, p uint32) []byte {
+	off := int(p) * s.cfg.PageSize
+	return slices.Clone(s.ranks[r].mem[off : off+s.cfg.PageSize])
+}
+
 // TestMutationsCaught breaks the home-based protocol on purpose and checks
 // that the simulation notices: diffs sent to a rank that is not the page's
 // home, diffs lost on their way home, and pages answered or pushed with
@@ -251,8 +257,7 @@ func TestMutationsCaught(t *testing.T) {
 				return m, false
 			}
 			for i, pc := range resp.Pages {
-				off := int(pc.Page) * s.cfg.PageSize
-				resp.Pages[i].Data = slices.Clone(s.ranks[to].mem[off : off+s.cfg.PageSize])
+				resp.Pages[i].Data = s.ownCopy(to, pc.Page)
 			}
 			return resp, true
 		}},
@@ -262,8 +267,7 @@ func TestMutationsCaught(t *testing.T) {
 				return m, false
 			}
 			for i, pp := range push.Pages {
-				off := int(pp.Page) * s.cfg.PageSize
-				push.Pages[i].Data = slices.Clone(s.ranks[to].mem[off : off+s.cfg.PageSize])
+				push.Pages[i].Data = s.ownCopy(to, pp.Page)
 			}
 			return push, true
 		}},
