@@ -53,7 +53,7 @@ func TestCoverage(t *testing.T) {
 			t.Fatalf("Covers = %v, %v; want %v", got, err, want)
 		}
 	}
-	if _, err := NewCoverage(8).Covers(Diff{0, 20, 1}); err == nil {
+	if _, err := NewCoverage(8).Covers(Diff{0x0f, 0x05, 1}); err == nil {
 		t.Fatal("a malformed diff must give an error")
 	}
 }

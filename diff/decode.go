@@ -147,14 +147,20 @@ func (dec *decoder) next() bool {
 		return false
 	}
 	runOff := dec.off
-	// Most gaps and lengths in a page fit in one byte: decode those here.
-	gap, n := uint64(dec.d[dec.off]), 1
-	if gap >= 0x80 {
-		if gap, n = longUvarint(dec.d[dec.off:]); n == 0 {
+	header := dec.d[dec.off]
+	dec.off++
+	gap, lenMinus1 := uint64(header>>4), uint64(header&0x0f)
+	if gap == inHeader {
+		v, n := uvarint(dec.d[dec.off:])
+		if n == 0 {
 			return dec.fail(runOff, "gap", uvarintError(dec.d[dec.off:]))
 		}
+		dec.off += n
+		if v > uint64(dec.size) { // so that adding inHeader cannot wrap
+			return dec.fail(runOff, "gap", fmt.Errorf("run starts beyond the page of %d bytes", dec.size))
+		}
+		gap += v
 	}
-	dec.off += n
 	if gap == 0 && runOff != 0 {
 		return dec.fail(runOff, "gap", errors.New("zero gap touches the previous run"))
 	}
@@ -162,16 +168,17 @@ func (dec *decoder) next() bool {
 		return dec.fail(runOff, "gap", fmt.Errorf("run starts beyond the page of %d bytes", dec.size))
 	}
 	pos += int(gap)
-	if dec.off == len(dec.d) {
-		return dec.fail(runOff, "length", uvarintError(nil))
-	}
-	lenMinus1, n := uint64(dec.d[dec.off]), 1
-	if lenMinus1 >= 0x80 {
-		if lenMinus1, n = longUvarint(dec.d[dec.off:]); n == 0 {
+	if lenMinus1 == inHeader {
+		v, n := uvarint(dec.d[dec.off:])
+		if n == 0 {
 			return dec.fail(runOff, "length", uvarintError(dec.d[dec.off:]))
 		}
+		dec.off += n
+		if v > uint64(dec.size) {
+			return dec.fail(runOff, "length", fmt.Errorf("run at page byte %d ends beyond the page of %d bytes", pos, dec.size))
+		}
+		lenMinus1 += v
 	}
-	dec.off += n
 	if lenMinus1 >= uint64(dec.size-pos) {
 		return dec.fail(runOff, "length", fmt.Errorf("run at page byte %d ends beyond the page of %d bytes", pos, dec.size))
 	}
@@ -194,11 +201,11 @@ func (dec *decoder) end() int {
 	return dec.start + dec.length
 }
 
-// longUvarint decodes the shortest-form uvarint at the start of b and returns
+// uvarint decodes the shortest-form uvarint at the start of b and returns
 // it with its length in bytes, or n == 0 if b does not start with one.
-func longUvarint(b []byte) (v uint64, n int) {
+func uvarint(b []byte) (v uint64, n int) {
 	v, n = binary.Uvarint(b)
-	if n <= 0 || b[n-1] == 0 {
+	if n <= 0 || n > 1 && b[n-1] == 0 {
 		return 0, 0
 	}
 	return v, n

@@ -18,17 +18,23 @@
 // same bytes. A diff is a sequence of runs and nothing else; a page that did
 // not change gives an empty (nil) diff. Each run is
 //
-//	uvarint(gap) uvarint(length-1) data
+//	header [uvarint(gap-15)] [uvarint(length-16)] data
 //
-// where the uvarints are those of encoding/binary, gap is the number of
-// unchanged bytes between the end of the previous run (or the start of the
-// page, for the first run) and the start of this run, and data is the run's
-// length new bytes, length ≥ 1.
+// where gap is the number of unchanged bytes between the end of the previous
+// run (or the start of the page, for the first run) and the start of this
+// run, and data is the run's length new bytes, length ≥ 1. The header byte
+// holds both in its two halves: its high four bits are gap if gap < 15, else
+// 15 and uvarint(gap-15) follows; its low four bits are length-1 if length ≤
+// 15, else 15 and uvarint(length-16) follows. The uvarints are those of
+// encoding/binary. Most runs of a page written in place (the changed low
+// bytes of a number, a word, a short stretch) so take one header byte, and
+// none takes more than a header of two uvarints would.
 //
 // The encoding is canonical: one change of a page has exactly one encoding.
 // Runs are maximal, so a run ends exactly at the first byte that is equal in
 // twin and page, and runs never touch: every run but the first has gap ≥ 1.
-// Uvarints are in their shortest form. Validate, Apply, Changed and Merge
+// A gap below 15 and a length below 16 are always in the header, and
+// uvarints are in their shortest form. Validate, Apply, Changed and Merge
 // reject diffs that break any of these rules, that are truncated, whose
 // uvarints overflow 64 bits, or (Validate and Apply) whose runs reach beyond
 // the page.
@@ -84,12 +90,27 @@ func AppendCreate(dst []byte, twin, page []byte) (Diff, error) {
 	}
 }
 
+// The header byte's halves: a value of inHeader in either says the field
+// follows as a uvarint, less inHeader for the gap and inHeader+1 for the
+// length.
+const inHeader = 15
+
 // appendHeader appends the header of a run of length bytes that starts gap
 // bytes after the previous run, and makes room for its data.
 func appendHeader(dst []byte, gap, length int) []byte {
-	dst = slices.Grow(dst, 2*binary.MaxVarintLen64+length)
-	dst = binary.AppendUvarint(dst, uint64(gap))
-	return binary.AppendUvarint(dst, uint64(length-1))
+	if gap < inHeader && length <= inHeader && cap(dst)-len(dst) > length {
+		return append(dst, byte(gap<<4|(length-1)))
+	}
+	dst = slices.Grow(dst, 1+2*binary.MaxVarintLen64+length)
+	g, l := min(gap, inHeader), min(length-1, inHeader)
+	dst = append(dst, byte(g<<4|l))
+	if g == inHeader {
+		dst = binary.AppendUvarint(dst, uint64(gap-inHeader))
+	}
+	if l == inHeader {
+		dst = binary.AppendUvarint(dst, uint64(length-1-inHeader))
+	}
+	return dst
 }
 
 // Word masks for finding zero bytes in a 64-bit word: x has a zero byte iff

@@ -112,10 +112,15 @@ func TestCreateEncoding(t *testing.T) {
 		page func([]byte)
 		want []byte
 	}{
-		{"first byte", func(p []byte) { p[0] = 9 }, []byte{0, 0, 9}},
-		{"last byte", func(p []byte) { p[299] = 9 }, []byte{0xab, 0x02, 0, 9}},
-		{"two runs", func(p []byte) { p[3], p[4], p[6] = 1, 2, 3 }, []byte{3, 1, 1, 2, 1, 0, 3}},
-		{"run crossing a word", func(p []byte) { copy(p[6:], []byte{1, 2, 3, 4}) }, []byte{6, 3, 1, 2, 3, 4}},
+		{"first byte", func(p []byte) { p[0] = 9 }, []byte{0x00, 9}},
+		{"last byte", func(p []byte) { p[299] = 9 }, []byte{0xf0, 0x9c, 0x02, 9}},
+		{"two runs", func(p []byte) { p[3], p[4], p[6] = 1, 2, 3 }, []byte{0x31, 1, 2, 0x10, 3}},
+		{"run crossing a word", func(p []byte) { copy(p[6:], []byte{1, 2, 3, 4}) }, []byte{0x63, 1, 2, 3, 4}},
+		{"gap of fourteen", func(p []byte) { p[14] = 9 }, []byte{0xe0, 9}},
+		{"gap of fifteen", func(p []byte) { p[15] = 9 }, []byte{0xf0, 0x00, 9}},
+		{"run of fifteen", func(p []byte) { copy(p, pattern(15)) }, append([]byte{0x0e}, pattern(15)...)},
+		{"run of sixteen", func(p []byte) { copy(p, pattern(16)) }, append([]byte{0x0f, 0x00}, pattern(16)...)},
+		{"long gap and long run", func(p []byte) { copy(p[100:], pattern(200)) }, append([]byte{0xff, 85, 0xb8, 0x01}, pattern(200)...)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -177,25 +182,27 @@ func TestMalformed(t *testing.T) {
 		d    []byte
 		size int
 	}{
-		{"truncated gap", []byte{0x80}, 16},
-		{"missing length", []byte{0}, 16},
-		{"truncated length", []byte{0, 0x80}, 16},
-		{"missing data", []byte{0, 0}, 16},
-		{"truncated data", []byte{0, 2, 1, 2}, 16},
-		{"truncated second run", []byte{0, 0, 1, 1}, 16},
-		{"run beyond page", []byte{15, 1, 1, 2}, 16},
-		{"start beyond page", []byte{16, 0, 1}, 16},
-		{"gap beyond page", []byte{17, 0, 1}, 16},
-		{"run on empty page", []byte{0, 0, 1}, 0},
-		{"second run beyond page", []byte{0, 0, 1, 15, 0, 1}, 16},
-		{"zero gap after a run", []byte{0, 0, 1, 0, 0, 2}, 16},
-		{"gap not shortest", []byte{0x80, 0x00, 0, 1}, 16},
-		{"length not shortest", []byte{0, 0x81, 0x00, 1, 2}, 16},
-		{"gap overflows", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 1}, 16},
-		{"gap of eleven bytes", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0x01, 0, 1}, 16},
-		{"length overflows", []byte{0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 1}, 16},
-		{"huge gap", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 1}, 16},
-		{"huge length", []byte{0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 1}, 16},
+		{"truncated gap", []byte{0xf0}, 16},
+		{"truncated long gap", []byte{0xf0, 0x80}, 16},
+		{"missing data", []byte{0x00}, 16},
+		{"truncated length", []byte{0x0f}, 16},
+		{"truncated long length", []byte{0x0f, 0x80}, 16},
+		{"truncated data", []byte{0x02, 1, 2}, 16},
+		{"truncated second run", []byte{0x00, 1, 0x10}, 16},
+		{"run beyond page", []byte{0xe2, 1, 2, 3}, 16},
+		{"start beyond page", []byte{0xf0, 0x01, 1}, 16},
+		{"gap beyond page", []byte{0xf0, 0x02, 1}, 16},
+		{"long run beyond page", []byte{0x0f, 0x01, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}, 16},
+		{"run on empty page", []byte{0x00, 1}, 0},
+		{"second run beyond page", []byte{0x00, 1, 0xf0, 0x00, 1}, 16},
+		{"zero gap after a run", []byte{0x00, 1, 0x00, 2}, 16},
+		{"gap not shortest", []byte{0xf0, 0x80, 0x00, 1}, 16},
+		{"length not shortest", []byte{0x0f, 0x81, 0x00, 1, 2}, 16},
+		{"gap overflows", []byte{0xf0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 1}, 16},
+		{"gap of eleven bytes", []byte{0xf0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0x01, 1}, 16},
+		{"length overflows", []byte{0x0f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 1}, 16},
+		{"huge gap", []byte{0xf0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 1}, 16},
+		{"huge length", []byte{0x0f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 1}, 16},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -232,7 +239,7 @@ func TestEmptyAndSize(t *testing.T) {
 	if err := d.Apply(nil); err != nil {
 		t.Errorf("nil diff: Apply(nil) = %v, want nil", err)
 	}
-	d = Diff{0, 1, 7, 8}
+	d = Diff{0x02, 7, 8, 9}
 	if d.Empty() || d.Size() != 4 {
 		t.Errorf("Empty = %v, Size = %d; want false, 4", d.Empty(), d.Size())
 	}
@@ -295,8 +302,8 @@ func TestMerge(t *testing.T) {
 }
 
 func TestMergeMalformed(t *testing.T) {
-	good := Diff{0, 0, 1}
-	bad := []Diff{{0x80}, {0, 0}, {0, 0, 1, 0, 0, 2}, {0x80, 0x00, 0, 1}}
+	good := Diff{0x00, 1}
+	bad := []Diff{{0xf0}, {0x00}, {0x00, 1, 0x00, 2}, {0xf0, 0x80, 0x00, 1}}
 	for _, b := range bad {
 		if _, err := Merge(b, good); !errors.Is(err, ErrMalformed) {
 			t.Errorf("Merge(%x, good) = %v, want an error wrapping ErrMalformed", []byte(b), err)
@@ -309,7 +316,7 @@ func TestMergeMalformed(t *testing.T) {
 		}
 	}
 	// A malformed run far after everything else must still be found.
-	late := Diff{0, 0, 1, 100, 0, 1, 0, 0, 1}
+	late := Diff{0x00, 1, 0xf0, 85, 1, 0x00, 1}
 	if _, err := Merge(good, late); err == nil {
 		t.Errorf("Merge(good, %x) = nil error, want one", []byte(late))
 	}

@@ -71,15 +71,15 @@ func FuzzCreate(f *testing.F) {
 
 func FuzzApply(f *testing.F) {
 	f.Add([]byte{}, uint16(0), byte(0))
-	f.Add([]byte{0, 0, 9}, uint16(16), byte(1))
-	f.Add([]byte{0xab, 0x02, 0, 9}, uint16(300), byte(2))
-	f.Add([]byte{3, 1, 1, 2, 1, 0, 3}, uint16(7), byte(3))
-	f.Add([]byte{0, 0, 1, 0, 0, 2}, uint16(16), byte(4))
-	f.Add([]byte{0x80, 0x00, 0, 1}, uint16(16), byte(5))
-	f.Add([]byte{15, 1, 1, 2}, uint16(16), byte(6))
-	f.Add([]byte{0, 2, 1, 2}, uint16(16), byte(7))
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 1}, uint16(16), byte(8))
-	f.Add([]byte{0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 1}, uint16(16), byte(9))
+	f.Add([]byte{0x00, 9}, uint16(16), byte(1))
+	f.Add([]byte{0xf0, 0x9c, 0x02, 9}, uint16(300), byte(2))
+	f.Add([]byte{0x31, 1, 2, 0x10, 3}, uint16(7), byte(3))
+	f.Add([]byte{0x00, 1, 0x00, 2}, uint16(16), byte(4))
+	f.Add([]byte{0xf0, 0x80, 0x00, 1}, uint16(16), byte(5))
+	f.Add([]byte{0xe2, 1, 2, 3}, uint16(16), byte(6))
+	f.Add([]byte{0x02, 1, 2}, uint16(16), byte(7))
+	f.Add([]byte{0xf0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 1}, uint16(16), byte(8))
+	f.Add([]byte{0x0f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 1}, uint16(16), byte(9))
 	f.Fuzz(func(t *testing.T, raw []byte, size uint16, seed byte) {
 		d := Diff(raw)
 		n := int(size % 5000)
@@ -131,9 +131,9 @@ func FuzzMerge(f *testing.F) {
 	f.Add(page, changed(page, everyOther(64)...), uint16(0), bytes.Repeat([]byte{9}, 64), uint16(0), []byte{})
 	f.Add(page, []byte{1, 1, 9, 9, 1, 1}, uint16(10), []byte{7, 7}, uint16(12), []byte{})
 	f.Add(pattern(13), []byte{1}, uint16(12), []byte{2}, uint16(0), []byte{})
-	f.Add(page, []byte{1}, uint16(0), []byte{}, uint16(0), []byte{0x80})
-	f.Add(page, []byte{1}, uint16(0), []byte{}, uint16(0), []byte{0, 0, 1, 0, 0, 2})
-	f.Add(page, []byte{1}, uint16(0), []byte{}, uint16(0), []byte{5, 1, 8, 8})
+	f.Add(page, []byte{1}, uint16(0), []byte{}, uint16(0), []byte{0xf0})
+	f.Add(page, []byte{1}, uint16(0), []byte{}, uint16(0), []byte{0x00, 1, 0x00, 2})
+	f.Add(page, []byte{1}, uint16(0), []byte{}, uint16(0), []byte{0x51, 8, 8})
 	f.Fuzz(func(t *testing.T, base, a []byte, atA uint16, b []byte, atB uint16, raw []byte) {
 		d1, err := Create(base, overlay(base, a, atA))
 		if err != nil {

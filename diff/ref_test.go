@@ -29,13 +29,33 @@ func refCreate(twin, page []byte) []byte {
 		for j < len(page) && twin[j] != page[j] {
 			j++
 		}
-		out = refAppendUvarint(out, uint64(i-prev))
-		out = refAppendUvarint(out, uint64(j-i-1))
+		out = refAppendHeader(out, i-prev, j-i)
 		out = append(out, page[i:j]...)
 		prev = j
 		i = j
 	}
 	return out
+}
+
+// refAppendHeader appends a run's header: a byte with the gap in its high
+// half and the length less one in its low half, each replaced by 15 and
+// followed by a uvarint of the rest when it does not fit below 15.
+func refAppendHeader(b []byte, gap, length int) []byte {
+	g, l := gap, length-1
+	if g > 15 {
+		g = 15
+	}
+	if l > 15 {
+		l = 15
+	}
+	b = append(b, byte(g*16+l))
+	if g == 15 {
+		b = refAppendUvarint(b, uint64(gap-15))
+	}
+	if l == 15 {
+		b = refAppendUvarint(b, uint64(length-1-15))
+	}
+	return b
 }
 
 // refAppendUvarint appends v in base 128, low group first, with the high bit
@@ -75,19 +95,34 @@ func refDecode(d []byte, size int) ([]refRun, error) {
 	pos := uint64(0)
 	off := 0
 	for off < len(d) {
-		gap, n, err := refUvarint(d[off:])
-		if err != nil {
-			return nil, err
+		header := d[off]
+		off++
+		gap, lenMinus1 := uint64(header/16), uint64(header%16)
+		if gap == 15 {
+			v, n, err := refUvarint(d[off:])
+			if err != nil {
+				return nil, err
+			}
+			off += n
+			if v > uint64(size) {
+				return nil, errors.New("gap beyond page")
+			}
+			gap += v
 		}
-		off += n
 		if gap == 0 && len(runs) > 0 {
 			return nil, errors.New("zero gap")
 		}
-		lenMinus1, n, err := refUvarint(d[off:])
-		if err != nil {
-			return nil, err
+		if lenMinus1 == 15 {
+			v, n, err := refUvarint(d[off:])
+			if err != nil {
+				return nil, err
+			}
+			off += n
+			if v > uint64(size) {
+				return nil, errors.New("run beyond page")
+			}
+			lenMinus1 += v
 		}
-		off += n
 		// pos ≤ size ≤ MaxInt, so these sums cannot wrap around in uint64
 		// unless the values themselves are huge, which the checks catch first.
 		if gap > uint64(size) || pos+gap > uint64(size) {
