@@ -10,8 +10,9 @@ import (
 )
 
 // SORConfig describes red-black successive over-relaxation as the TreadMarks
-// study ran it: a Rows × Cols matrix of float32 kept as a red and a black
-// array of Rows × Cols/2 each, divided into bands of rows, one per rank.
+// study ran it: a Rows × Cols matrix of float32, a checkerboard kept as a red
+// and a black array of Rows × Cols/2 each, divided into bands of rows, one
+// per rank, as bench/sor lays them out (see there).
 type SORConfig struct {
 	NProcs   int
 	Rows     int
@@ -43,9 +44,17 @@ func (s *SOR) Pages() int {
 	return (2*s.black + s.cfg.PageSize - 1) / s.cfg.PageSize
 }
 
+// band is rank r's rows [lo, hi): bands begin at odd rows, as bench/sor's.
 func (s *SOR) band(r int) (lo, hi int) {
 	n, rows := s.cfg.NProcs, s.cfg.Rows
-	return r * rows / n, (r + 1) * rows / n
+	lo, hi = r*rows/n, (r+1)*rows/n
+	if r > 0 {
+		lo |= 1
+	}
+	if r < n-1 {
+		hi |= 1
+	}
+	return lo, hi
 }
 
 func (s *SOR) row(color, i int) int { return color*s.black + i*s.rowBytes }
@@ -105,7 +114,9 @@ func (s *SOR) Iterations(n int) [][]Op {
 }
 
 // update computes rows [first, last) of one color from the other, leaving the
-// first and last column fixed.
+// first and last column fixed: red[i][j] from black[i±1][j], black[i][j] and
+// black[i][j-1] (even rows) or black[i][j+1] (odd rows); black likewise with
+// the parities swapped.
 func (s *SOR) update(m *Mem, color, first, last int) {
 	other := 1 - color
 	src := m.Load(s.row(other, first-1), (last-first+2)*s.rowBytes)
@@ -118,7 +129,8 @@ func (s *SOR) update(m *Mem, color, first, last int) {
 	w := s.cfg.Cols / 2
 	for i := range last - first {
 		for j := 1; j < w-1; j++ {
-			v := (at(src, i, j) + at(src, i+2, j) + at(src, i+1, j-1) + at(src, i+1, j+1)) * 0.25
+			side := j - 1 + 2*((first+i+color)%2) // j-1 or j+1
+			v := (at(src, i, j) + at(src, i+2, j) + at(src, i+1, j) + at(src, i+1, side)) * 0.25
 			binary.LittleEndian.PutUint32(dst[i*s.rowBytes+4*j:], math.Float32bits(v))
 		}
 	}
