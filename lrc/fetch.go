@@ -88,11 +88,98 @@ func (s *State) planPage(pl *plan, p uint32) {
 	}
 }
 
-// addPrefetch adds to a fault's plan the invalid pages that were in use and
-// whose diffs only the writers already asked need to supply.
+// A homeless prefetch adds to a fault's request the invalid pages that were
+// in use and that the intervals the faulting page lacks wrote, no others:
+// the rows of a neighbour's boundary, the blocks of a transpose, written
+// together and read together. A page the same writer wrote at another time
+// (quicksort's queue is written by every rank at every visit) says nothing
+// of what the application reads next.
+//
+// Among those pages, some have moved on to another rank since this rank
+// wrote them (a quicksort subarray handed over through the queue). Some
+// programs read such pages again (integer sort's shared buckets, summed
+// under a lock, then read by every rank), others do not (quicksort's workers
+// go on to other subarrays, and the diffs cost a page each): they are
+// prefetched on credit, by how many of them earlier prefetches brought for
+// the application to fault on, and how many were invalidated again
+// untouched.
+const (
+	// movedWindow: the counts are halved as they reach it, so that they
+	// follow the rank's recent accesses.
+	movedWindow = 256
+	// movedProbe: without credit, one fault in this many of those that could
+	// prefetch a page that moved on still prefetches one, to see whether
+	// they are used again.
+	movedProbe = 8
+)
+
+// movedOn reports whether page p's pending writes include one that followed
+// a write of this rank's to it (homeless).
+func (s *State) movedOn(p uint32) bool {
+	pg := &s.pages[p]
+	own := uint32(0)
+	for _, h := range pg.diffs {
+		if h.id.Rank == s.cfg.Rank {
+			own = max(own, h.id.Index)
+		}
+	}
+	if own == 0 {
+		return false
+	}
+	for _, id := range pg.pending {
+		if s.interval(id).VT[s.cfg.Rank] >= own {
+			return true
+		}
+	}
+	return false
+}
+
+// movedLimit is how many pages that moved on the fault under way may
+// prefetch: as many as the used outnumber twice the unused and those whose
+// use is still unknown, or one on a probe.
+func (s *State) movedLimit() int {
+	if credit := s.movedUsed - 2*s.movedUnused - s.movedAhead; credit > 0 {
+		return credit
+	}
+	if s.sinceMovedProbe++; s.sinceMovedProbe >= movedProbe {
+		return 1
+	}
+	return 0
+}
+
+// prefetchOutcome counts a page that moved on and was prefetched as used
+// (faulted on) or not (invalidated again untouched).
+func (s *State) prefetchOutcome(used bool) {
+	s.movedAhead--
+	if used {
+		s.movedUsed++
+	} else {
+		s.movedUnused++
+	}
+	if s.movedUsed+s.movedUnused >= movedWindow {
+		s.movedUsed /= 2
+		s.movedUnused /= 2
+	}
+}
+
+// writtenWith reports whether every write page q lacks is one that page p
+// lacks too: the same intervals wrote both.
+func (s *State) writtenWith(q, p uint32) bool {
+	for _, id := range s.pages[q].pending {
+		if !slices.Contains(s.pages[p].pending, id) {
+			return false
+		}
+	}
+	return true
+}
+
+// addPrefetch adds to a fault's plan up to PrefetchLimit invalid pages that
+// were in use, that the intervals the faulting page lacks wrote and whose
+// diffs only the writers already asked need to supply, the nearest to the
+// faulting page first, those that moved on within movedLimit.
 func (s *State) addPrefetch(pl *plan, primary uint32) {
 	kept := s.usedList[:0]
-	added := 0
+	candidates := s.prefetchScratch[:0]
 	for _, q := range s.usedList {
 		pg := &s.pages[q]
 		if !pg.used {
@@ -100,8 +187,18 @@ func (s *State) addPrefetch(pl *plan, primary uint32) {
 			continue
 		}
 		kept = append(kept, q)
-		if q == primary || pg.state != Invalid || pg.fetching > 0 || added >= s.cfg.PrefetchLimit {
-			continue
+		if q != primary && pg.state == Invalid && pg.fetching == 0 && s.writtenWith(q, primary) {
+			candidates = append(candidates, q)
+		}
+	}
+	clear(s.usedList[len(kept):])
+	s.usedList = kept
+	distance := func(q uint32) uint32 { return max(q, primary) - min(q, primary) }
+	slices.SortFunc(candidates, func(a, b uint32) int { return cmp.Compare(distance(a), distance(b)) })
+	added, moved, movedLimit := 0, 0, -1
+	for _, q := range candidates {
+		if added == s.cfg.PrefetchLimit {
+			break
 		}
 		covered := true
 		for r, ids := range s.sources(q) {
@@ -113,12 +210,25 @@ func (s *State) addPrefetch(pl *plan, primary uint32) {
 		if !covered {
 			continue
 		}
+		if s.movedOn(q) {
+			if movedLimit < 0 {
+				movedLimit = s.movedLimit()
+			}
+			if moved == movedLimit {
+				continue
+			}
+			moved++
+			s.pages[q].movedAhead = true
+			s.movedAhead++
+		}
 		s.planPage(pl, q)
 		added++
 		s.stats.Prefetched++
 	}
-	clear(s.usedList[len(kept):])
-	s.usedList = kept
+	s.prefetchScratch = candidates[:0]
+	if moved > 0 {
+		s.sinceMovedProbe = 0
+	}
 }
 
 // maxRequestPages bounds the pages one diff request names, so that a
@@ -157,6 +267,7 @@ func (s *State) HandleDiffRequest(from int, m *protocol.DiffRequest) error {
 			return fmt.Errorf("diff request %d from rank %d: %w", m.ID, from, err)
 		}
 		pd := protocol.PageDiffs{Page: pr.Page, Diffs: make([]protocol.IntervalDiff, 0, len(pr.Intervals))}
+		s.pages[pr.Page].joinable = 0 // the asker has this rank's writes of the page so far
 		if pr.Base {
 			pg := &s.pages[pr.Page]
 			switch {
@@ -441,6 +552,7 @@ func (s *State) Collect(upto protocol.VectorTime) error {
 		}
 		clear(pg.diffs[len(kept):])
 		pg.diffs = kept
+		pg.joinable = 0
 		if len(kept) == 0 {
 			pg.diffs = nil
 		}

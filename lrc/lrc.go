@@ -212,7 +212,10 @@ type Stats struct {
 	// DiffsSquashed counts the diffs sent empty because later ones in the
 	// same answer write all their bytes again, and the bytes that saved.
 	DiffsSquashed, DiffBytesSquashed int64
-	Invalidations                    int64
+	// DiffsJoined counts the diffs of this rank's intervals joined to the
+	// diff of an earlier interval (homeless; see keepDiff).
+	DiffsJoined   int64
+	Invalidations int64
 	// Prefetched counts pages fetched along with a faulting page.
 	Prefetched int64
 	// PagesFetched counts whole pages fetched from their homes, and
@@ -243,6 +246,7 @@ func (s *Stats) Add(o Stats) {
 	s.DiffBytesApplied += o.DiffBytesApplied
 	s.DiffsSquashed += o.DiffsSquashed
 	s.DiffBytesSquashed += o.DiffBytesSquashed
+	s.DiffsJoined += o.DiffsJoined
 	s.Invalidations += o.Invalidations
 	s.Prefetched += o.Prefetched
 	s.PagesFetched += o.PagesFetched
@@ -292,7 +296,14 @@ type page struct {
 	fetching int
 	// diffs are the diffs of this page this rank made or received (homeless).
 	diffs []held
-	home  homePage
+	// movedAhead: a homeless prefetch brought the page though it had moved
+	// on, and the application has not faulted on it since.
+	movedAhead bool
+	// joinable is 1 + the index in diffs of this rank's newest diff of the
+	// page while the diffs of later intervals may still join it, 0 when
+	// none may (see keepDiff).
+	joinable int
+	home     homePage
 }
 
 type held struct {
@@ -313,6 +324,13 @@ type State struct {
 	// usedList holds candidate pages for prefetch; entries whose page is no
 	// longer used are dropped lazily.
 	usedList []uint32
+	// movedUsed and movedUnused count, with decay, the pages that moved on
+	// that homeless prefetches brought and the application faulted on, and
+	// those invalidated again untouched; movedAhead, those brought whose use
+	// is not known yet; sinceMovedProbe, faults since the last probe (see
+	// movedLimit).
+	movedUsed, movedUnused, movedAhead, sinceMovedProbe int
+	prefetchScratch                                     []uint32
 	// staleList holds the pages invalidated while mapped since TakeZap.
 	staleList []uint32
 	// touched are the pages whose mapping or tracking may have changed since
@@ -513,6 +531,10 @@ func (s *State) Fault(p uint32, write bool) error {
 	pg := &s.pages[p]
 	if pg.state != ReadOnly && pg.state != ReadWrite {
 		pg.home.faultedIn()
+	}
+	if pg.movedAhead {
+		pg.movedAhead = false
+		s.prefetchOutcome(true)
 	}
 	pg.home.ahead, pg.home.unwanted = false, false
 	switch pg.state {
@@ -781,11 +803,40 @@ func (s *State) createDiff(p uint32) diff.Diff {
 }
 
 // keepDiff stores a copy of d, made by createDiff, as the diff of page p in
-// this rank's interval idx.
+// this rank's interval idx (homeless).
+//
+// While this rank's newest diff of the page has gone to nobody and no
+// other rank's write notice of the page came since, d joins it instead, as
+// TreadMarks' lazily made diffs join the writes of every interval since the
+// twin: the earlier interval's diff becomes the two merged, this one's is
+// empty, and a rank that asks for both gets the page's changes once. The
+// joined diff is right wherever a rank applies it in happens-before order,
+// at the earlier interval's place: an interval c of another rank that a
+// rank applies between the two and that writes a byte of the later one
+// either happens before the later one, so its notice came here before that
+// interval and prevented the join, or is concurrent with it, a data race.
+// A rank that knows only the earlier interval gets the later one's writes
+// early; it cannot read them without a race either. The join stops when
+// the diff is sent (keepers' copies included): whoever has it must find
+// the later writes in the later intervals' diffs.
 func (s *State) keepDiff(p uint32, idx uint32, d diff.Diff) {
 	pg := &s.pages[p]
+	id := protocol.IntervalID{Rank: s.cfg.Rank, Index: idx}
+	if pg.joinable > 0 {
+		h := &pg.diffs[pg.joinable-1]
+		joined, err := diff.Merge(h.d, d)
+		if err != nil {
+			panic(fmt.Sprintf("lrc: join diffs of page %d: %v", p, err)) // both made here
+		}
+		s.metadata += int64(len(joined) - len(h.d))
+		h.d = joined
+		pg.diffs = append(pg.diffs, held{id: id})
+		s.stats.DiffsJoined++
+		return
+	}
 	d = slices.Clip(slices.Clone(d))
-	pg.diffs = append(pg.diffs, held{id: protocol.IntervalID{Rank: s.cfg.Rank, Index: idx}, d: d})
+	pg.diffs = append(pg.diffs, held{id: id, d: d})
+	pg.joinable = len(pg.diffs)
 	s.metadata += int64(len(d))
 }
 
@@ -1055,13 +1106,18 @@ func (s *State) freshIntervals(ivs []protocol.Interval) ([]*protocol.Interval, e
 // invalidate records write notice id of page p, unless this rank's copy
 // holds it already (home-based: a diff that came before its notice).
 func (s *State) invalidate(p uint32, id protocol.IntervalID) {
+	pg := &s.pages[p]
+	pg.joinable = 0
 	if s.holds(p, id) {
 		return
 	}
-	pg := &s.pages[p]
 	pg.pending = append(pg.pending, id)
 	if pg.home.ahead {
 		pg.home.ahead, pg.home.unwanted = false, true
+	}
+	if pg.movedAhead {
+		pg.movedAhead = false
+		s.prefetchOutcome(false)
 	}
 	switch pg.state {
 	case Invalid, Absent:

@@ -333,6 +333,124 @@ func TestSquash(t *testing.T) {
 	assert.Zero(t, c2.st[0].Stats().DiffsSquashed+c2.st[1].Stats().DiffsSquashed)
 }
 
+// responseDiffs returns the diff lengths of the first DiffResponse from
+// rank from among the messages sent since mark, by interval.
+func responseDiffs(t *testing.T, c *cluster, mark, from int) map[protocol.IntervalID]int {
+	for _, e := range c.sent[mark:] {
+		if m, ok := e.Msg.(*protocol.DiffResponse); ok && e.From == from {
+			lens := make(map[protocol.IntervalID]int)
+			for _, pd := range m.Pages {
+				for _, d := range pd.Diffs {
+					lens[d.Interval] = len(d.Diff)
+				}
+			}
+			return lens
+		}
+	}
+	t.Fatalf("no diff response from rank %d", from)
+	return nil
+}
+
+// TestJoinedDiffs: a rank's diffs of a page in intervals one after another
+// join the first while it has gone to nobody; a rank asking for both gets
+// the writes once, in the first interval's diff.
+func TestJoinedDiffs(t *testing.T) {
+	c := newCluster(t, 2, 1, false)
+	c.write(0, 0, 0, 1)
+	c.st[0].CloseInterval()
+	c.write(0, 0, 1, 2)
+	c.sync(0, 1)
+	assert.Equal(t, int64(1), c.st[0].Stats().DiffsJoined)
+	mark := len(c.sent)
+	assert.Equal(t, []byte{1, 2}, c.read(1, 0, 0, 2))
+	assert.Equal(t, map[protocol.IntervalID]int{{Rank: 0, Index: 1}: 3, {Rank: 0, Index: 2}: 0}, responseDiffs(t, c, mark, 0),
+		"interval 0.1's diff holds both writes (a header byte and two), 0.2's is empty")
+
+	// Once sent, the diff takes no more: rank 1 has 0.1 and must find the
+	// next writes in the next intervals' diffs (which join each other).
+	c.write(0, 0, 2, 3)
+	c.st[0].CloseInterval()
+	c.write(0, 0, 3, 4)
+	c.sync(0, 1)
+	assert.Equal(t, int64(2), c.st[0].Stats().DiffsJoined)
+	assert.Equal(t, []byte{1, 2, 3, 4}, c.read(1, 0, 0, 4))
+}
+
+// TestNoJoinAcrossANotice: rank 0 writes byte 0, rank 1 concurrently byte 8
+// of the same page; rank 0 learns rank 1's write and writes byte 8 again. A
+// rank that learns all three applies rank 1's diff after rank 0's first
+// (concurrent, ordered by rank), so rank 0's second diff must not join its
+// first: byte 8 would come out as rank 1's.
+func TestNoJoinAcrossANotice(t *testing.T) {
+	c := newCluster(t, 3, 1, false)
+	c.write(0, 0, 0, 1)
+	c.st[0].CloseInterval()
+	c.write(1, 0, 8, 2)
+	c.sync(1, 0)
+	c.write(0, 0, 8, 3)
+	c.sync(0, 2)
+	assert.Zero(t, c.st[0].Stats().DiffsJoined)
+	got := c.read(2, 0, 0, 9)
+	assert.Equal(t, byte(1), got[0])
+	assert.Equal(t, byte(3), got[8])
+}
+
+// TestPrefetchWrittenTogether: a fault prefetches the pages in use that the
+// same intervals wrote, not those the same writer wrote in other intervals.
+func TestPrefetchWrittenTogether(t *testing.T) {
+	c := newCluster(t, 2, 3, true)
+	for p := range uint32(3) {
+		c.read(1, p, 0, 1)
+	}
+	c.write(0, 0, 0, 1)
+	c.write(0, 1, 0, 1)
+	c.st[0].CloseInterval()
+	c.write(0, 2, 0, 1)
+	c.sync(0, 1)
+	mark := len(c.sent)
+	require.NoError(t, c.st[1].Fault(0, false))
+	c.deliverAll()
+	var asked []uint32
+	for _, e := range c.sent[mark:] {
+		if m, ok := e.Msg.(*protocol.DiffRequest); ok {
+			for _, pi := range m.Pages {
+				asked = append(asked, pi.Page)
+			}
+		}
+	}
+	assert.Equal(t, []uint32{0, 1}, asked, "page 2 was written in another interval")
+}
+
+// TestPrefetchMovedOnByCredit: a page this rank wrote and another rank wrote
+// after it is prefetched only on a probe at first (after movedProbe faults
+// that could have); once such prefetches are used, it comes with every fault.
+func TestPrefetchMovedOnByCredit(t *testing.T) {
+	c := newCluster(t, 2, 2, true)
+	c.write(1, 1, 0, 9) // rank 1's data, which moves on to rank 0
+	c.sync(1, 0)
+	first := -1
+	for round := range 2 * movedProbe {
+		c.read(1, 0, 0, 1)
+		c.read(1, 1, 0, 1)
+		c.write(0, 0, 0, byte(round))
+		c.write(0, 1, 0, byte(round))
+		c.sync(0, 1)
+		require.True(t, c.st[1].movedOn(1))
+		before := c.st[1].Stats().Prefetched
+		require.NoError(t, c.st[1].Fault(0, false))
+		c.deliverAll()
+		switch prefetched := c.st[1].Stats().Prefetched > before; {
+		case prefetched && first < 0:
+			first = round
+		case first >= 0:
+			assert.True(t, prefetched, "round %d: used prefetches earn the next", round)
+		}
+		assert.Equal(t, []byte{byte(round)}, c.read(1, 1, 0, 1))
+	}
+	assert.GreaterOrEqual(t, first, movedProbe-1, "prefetched before the probe")
+	assert.LessOrEqual(t, first, movedProbe, "no probe")
+}
+
 func TestPrefetchSameWriter(t *testing.T) {
 	c := newCluster(t, 3, 4, true)
 	// Rank 2 maps pages 0, 1 and 2 first, so they are in use when invalidated.

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/svmcluster/svm/dsm/rank"
 	"github.com/svmcluster/svm/protocol"
 )
 
@@ -210,6 +211,28 @@ func TestPushesOptional(t *testing.T) {
 	}
 	t.Logf("%d programs took %d pushed pages", ran, taken)
 	assert.Positive(t, taken)
+}
+
+// TestJoinsAndPrefetchesExercised: the random programs that TestRandomPrograms
+// checks take the homeless paths the byte counts rest on: diffs joined to
+// earlier ones, and prefetches.
+func TestJoinsAndPrefetchesExercised(t *testing.T) {
+	var total rank.Stats
+	ran := 0
+	for seed := uint64(1); ran < 200 && seed < 3000; seed++ {
+		cfg, prog := jobFor(seed, 4)
+		if cfg.Homes || !cfg.Prefetch {
+			continue
+		}
+		ran++
+		s := runProgram(t, cfg, prog)
+		for r := range cfg.NProcs {
+			total.Add(s.RankStats(r))
+		}
+	}
+	t.Logf("%d programs: %d diffs joined, %d pages prefetched", ran, total.DiffsJoined, total.Prefetched)
+	assert.Positive(t, total.DiffsJoined)
+	assert.Positive(t, total.Prefetched)
 }
 
 // ownCopy is rank r's own copy of page p: what a stale update would bring.
