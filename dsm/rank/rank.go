@@ -421,7 +421,7 @@ func (r *Rank) arrive(id uint32, set []int, share *uint64) error {
 		r.lrc.PushWritten()
 	}
 	mgr := barrier.Manager(id, set, r.cfg.NProcs)
-	ivs, err := r.lrc.IntervalsFor(r.knownByManager(mgr))
+	ivs, err := r.lrc.IntervalsFor(r.broughtByOthers(mgr, set))
 	if err != nil {
 		return err
 	}
@@ -446,10 +446,23 @@ func (r *Rank) arrive(id uint32, set []int, share *uint64) error {
 	return r.barrierResult(res)
 }
 
-func (r *Rank) knownByManager(mgr int) protocol.VectorTime {
+// broughtByOthers is what the manager of a barrier over set (every rank if
+// empty) knows or gets from another member: the intervals of each other
+// member, which that member's own arrival carries if the manager may lack
+// them. An arrival so carries this rank's intervals, and those of ranks
+// outside the set, once each; with every rank's intervals on every arrival,
+// a barrier after lock-passing phases moved each interval to the manager
+// once per member.
+func (r *Rank) broughtByOthers(mgr int, set []int) protocol.VectorTime {
 	vt := r.floor.Clone()
 	if k := r.knownBy[mgr]; k != nil {
 		vt.Merge(k)
+	}
+	own := r.lrc.VT()
+	for m := range r.cfg.NProcs {
+		if m != r.cfg.Rank && (len(set) == 0 || slices.Contains(set, m)) {
+			vt[m] = max(vt[m], own[m])
+		}
 	}
 	return vt
 }

@@ -332,3 +332,50 @@ func TestAllocationPlacesHomes(t *testing.T) {
 	chunk := (a - 0x1000) / 64
 	assert.Equal(t, []protocol.HomeRange{{First: uint32(chunk), Count: 4, Rank: 2, Soft: true}}, rs[2].placements)
 }
+
+// TestArrivalsCarryOwnIntervals: after a lock passed through every rank, a
+// barrier of every rank receives each interval once: each arrival carries
+// the intervals its sender made, not those it learned from the others, who
+// bring their own; the departures still give every rank all of them.
+func TestArrivalsCarryOwnIntervals(t *testing.T) {
+	const n = 3
+	var rs []*Rank
+	var mems [][]byte
+	for r := range n {
+		mem := make([]byte, 4*64)
+		rk, err := New(Config{Rank: r, NProcs: n, PageSize: 64, Pages: 4, Locks: 8, Barriers: 4, GCThreshold: 1 << 20}, mem)
+		require.NoError(t, err)
+		rs, mems = append(rs, rk), append(mems, mem)
+	}
+	for r := range n {
+		require.NoError(t, rs[r].Acquire(0))
+		pump(t, rs)
+		require.NoError(t, rs[r].Fault(uint32(r), true))
+		pump(t, rs)
+		mems[r][r*64] = byte(r + 1)
+		require.NoError(t, rs[r].Release(0))
+		pump(t, rs)
+	}
+	var queue []protocol.Envelope
+	for _, r := range rs {
+		require.NoError(t, r.Barrier(1, nil))
+		queue = append(queue, r.Ready().Messages...)
+	}
+	arrivals := 0
+	for _, e := range queue {
+		a, ok := e.Msg.(*protocol.BarrierArrive)
+		if !ok {
+			continue
+		}
+		arrivals++
+		for _, iv := range a.Intervals {
+			assert.Equal(t, e.From, iv.ID.Rank, "rank %d's arrival carries interval %v", e.From, iv.ID)
+		}
+	}
+	assert.Equal(t, n-1, arrivals)
+	done := pump(t, rs, queue...)
+	for r := range n {
+		assert.True(t, done[r], "rank %d left the barrier", r)
+		assert.Equal(t, protocol.VectorTime{1, 1, 1}, rs[r].VT(), "rank %d", r)
+	}
+}
