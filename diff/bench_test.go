@@ -22,6 +22,7 @@ func benchPages() (twin []byte, pages []struct {
 		{"unchanged", Twin(twin)},
 		{"one-word", changed(twin, rangeOf(2000, 2008)...)},
 		{"every-other-byte", changed(twin, everyOther(benchPageSize)...)},
+		{"every-other-word", changed(twin, sparse(0, benchPageSize)...)},
 		{"full", full},
 	}
 }
@@ -57,6 +58,26 @@ func BenchmarkApply(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := d.Apply(page); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkApplyValidated(b *testing.B) {
+	twin, pages := benchPages()
+	for _, p := range pages[1:] {
+		b.Run(p.name, func(b *testing.B) {
+			d, err := Create(twin, p.page)
+			if err != nil {
+				b.Fatal(err)
+			}
+			page := Twin(twin)
+			b.SetBytes(benchPageSize)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := d.ApplyValidated(page); err != nil {
 					b.Fatal(err)
 				}
 			}

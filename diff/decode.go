@@ -14,11 +14,7 @@ func (d Diff) Apply(page []byte) error {
 	if err := d.Validate(len(page)); err != nil {
 		return err
 	}
-	dec := decoder{d: d, size: len(page)}
-	for dec.next() {
-		copy(page[dec.start:], dec.data())
-	}
-	return nil
+	return d.ApplyValidated(page)
 }
 
 // ApplyValidated writes into page a diff that Validate accepted for a page
@@ -28,7 +24,11 @@ func (d Diff) Apply(page []byte) error {
 // the first malformed run, leaving page partly written, and returns the
 // error.
 func (d Diff) ApplyValidated(page []byte) error {
-	dec := decoder{d: d, size: len(page)}
+	off, pos := d.headerRuns(len(page), page)
+	if off == len(d) {
+		return nil
+	}
+	dec := decoder{d: d, size: len(page), off: off, start: pos}
 	for dec.next() {
 		copy(page[dec.start:], dec.data())
 	}
@@ -115,10 +115,35 @@ func (d Diff) Validate(pageSize int) error {
 	if pageSize < 0 {
 		return fmt.Errorf("validate diff: negative page size %d", pageSize)
 	}
-	dec := decoder{d: d, size: pageSize}
+	off, pos := d.headerRuns(pageSize, nil)
+	if off == len(d) {
+		return nil
+	}
+	dec := decoder{d: d, size: pageSize, off: off, start: pos}
 	for dec.next() {
 	}
 	return dec.err
+}
+
+// headerRuns walks the runs at the start of d whose gap and length are in
+// the header and that fit a page of size bytes, most runs of most diffs,
+// writing them into page unless it is nil. It returns the offset in d and
+// the page offset where the first other run, if any, begins: the decoder
+// goes on from there, and finds what is wrong with a malformed run.
+func (d Diff) headerRuns(size int, page []byte) (off, pos int) {
+	for off < len(d) {
+		h := d[off]
+		gap, n := int(h>>4), int(h&0x0f)+1
+		start := pos + gap
+		if gap == inHeader || n > inHeader || gap == 0 && off > 0 || start+n > size || off+1+n > len(d) {
+			break
+		}
+		if page != nil {
+			copy(page[start:start+n], d[off+1:off+1+n])
+		}
+		off, pos = off+1+n, start+n
+	}
+	return off, pos
 }
 
 // Empty reports whether the diff changes nothing.
