@@ -47,41 +47,26 @@ func BenchmarkCreate(b *testing.B) {
 
 func BenchmarkApply(b *testing.B) {
 	twin, pages := benchPages()
-	for _, p := range pages[1:] {
-		b.Run(p.name, func(b *testing.B) {
-			d, err := Create(twin, p.page)
-			if err != nil {
-				b.Fatal(err)
-			}
-			page := Twin(twin)
-			b.SetBytes(benchPageSize)
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := d.Apply(page); err != nil {
+	for _, apply := range []struct {
+		name string
+		fn   func(Diff, []byte) error
+	}{{"Apply", Diff.Apply}, {"ApplyValidated", Diff.ApplyValidated}} {
+		for _, p := range pages[1:] {
+			b.Run(apply.name+"/"+p.name, func(b *testing.B) {
+				d, err := Create(twin, p.page)
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-		})
-	}
-}
-
-func BenchmarkApplyValidated(b *testing.B) {
-	twin, pages := benchPages()
-	for _, p := range pages[1:] {
-		b.Run(p.name, func(b *testing.B) {
-			d, err := Create(twin, p.page)
-			if err != nil {
-				b.Fatal(err)
-			}
-			page := Twin(twin)
-			b.SetBytes(benchPageSize)
-			b.ReportAllocs()
-			for b.Loop() {
-				if err := d.ApplyValidated(page); err != nil {
-					b.Fatal(err)
+				page := Twin(twin)
+				b.SetBytes(benchPageSize)
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := apply.fn(d, page); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -88,6 +88,23 @@ func refUvarint(b []byte) (uint64, int, error) {
 	return 0, 0, errors.New("truncated")
 }
 
+// refField completes a field of a run from its half of the header: 15 says
+// that a uvarint at *off holds the rest.
+func refField(d []byte, off *int, half uint64, size int) (uint64, error) {
+	if half < 15 {
+		return half, nil
+	}
+	v, n, err := refUvarint(d[*off:])
+	if err != nil {
+		return 0, err
+	}
+	*off += n
+	if v > uint64(size) {
+		return 0, errors.New("beyond page")
+	}
+	return half + v, nil
+}
+
 // refDecode decodes d into runs for a page of size bytes, checking every rule
 // of the encoding.
 func refDecode(d []byte, size int) ([]refRun, error) {
@@ -97,31 +114,16 @@ func refDecode(d []byte, size int) ([]refRun, error) {
 	for off < len(d) {
 		header := d[off]
 		off++
-		gap, lenMinus1 := uint64(header/16), uint64(header%16)
-		if gap == 15 {
-			v, n, err := refUvarint(d[off:])
-			if err != nil {
-				return nil, err
-			}
-			off += n
-			if v > uint64(size) {
-				return nil, errors.New("gap beyond page")
-			}
-			gap += v
+		gap, err := refField(d, &off, uint64(header/16), size)
+		if err != nil {
+			return nil, err
 		}
 		if gap == 0 && len(runs) > 0 {
 			return nil, errors.New("zero gap")
 		}
-		if lenMinus1 == 15 {
-			v, n, err := refUvarint(d[off:])
-			if err != nil {
-				return nil, err
-			}
-			off += n
-			if v > uint64(size) {
-				return nil, errors.New("run beyond page")
-			}
-			lenMinus1 += v
+		lenMinus1, err := refField(d, &off, uint64(header%16), size)
+		if err != nil {
+			return nil, err
 		}
 		// pos ≤ size ≤ MaxInt, so these sums cannot wrap around in uint64
 		// unless the values themselves are huge, which the checks catch first.
