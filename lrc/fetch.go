@@ -135,10 +135,10 @@ func (s *State) movedOn(p uint32) bool {
 }
 
 // movedLimit is how many pages that moved on the fault under way may
-// prefetch: as many as the used outnumber twice the unused and those whose
-// use is still unknown, or one on a probe.
+// prefetch: as many as the used outnumber the unused and those whose use is
+// still unknown, or one on a probe.
 func (s *State) movedLimit() int {
-	if credit := s.movedUsed - 2*s.movedUnused - s.movedAhead; credit > 0 {
+	if credit := s.movedUsed - s.movedUnused - s.movedAhead; credit > 0 {
 		return credit
 	}
 	if s.sinceMovedProbe++; s.sinceMovedProbe >= movedProbe {
