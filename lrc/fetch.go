@@ -104,6 +104,9 @@ func (s *State) planPage(pl *plan, p uint32) {
 // the application to fault on, and how many were invalidated again
 // untouched.
 const (
+	// prefetchWindow: with many candidates, a fault considers those within
+	// this many times PrefetchLimit pages of it first.
+	prefetchWindow = 4
 	// movedWindow: the counts are halved as they reach it, so that they
 	// follow the rank's recent accesses.
 	movedWindow = 256
@@ -194,6 +197,21 @@ func (s *State) addPrefetch(pl *plan, primary uint32) {
 	clear(s.usedList[len(kept):])
 	s.usedList = kept
 	distance := func(q uint32) uint32 { return max(q, primary) - min(q, primary) }
+	if window := uint32(prefetchWindow * s.cfg.PrefetchLimit); len(candidates) > 2*int(window) {
+		// Many to choose from (a large array rewritten whole): if enough
+		// lie near the fault, only those are sorted, so that each fault of
+		// a sweep over the array costs a pass over the candidates, not a
+		// sort of them all.
+		near := 0
+		for _, q := range candidates {
+			if distance(q) <= window {
+				near++
+			}
+		}
+		if near >= s.cfg.PrefetchLimit {
+			candidates = slices.DeleteFunc(candidates, func(q uint32) bool { return distance(q) > window })
+		}
+	}
 	slices.SortFunc(candidates, func(a, b uint32) int { return cmp.Compare(distance(a), distance(b)) })
 	added, moved, movedLimit := 0, 0, -1
 	for _, q := range candidates {

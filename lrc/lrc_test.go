@@ -16,7 +16,7 @@ const pageSize = 64
 // cluster is n lrc states whose diff messages are delivered by hand; sync is
 // modelled by passing intervals with IntervalsFor and Acquire.
 type cluster struct {
-	t   *testing.T
+	t   testing.TB
 	st  []*State
 	mem [][]byte
 	// msgs and acts hold each rank's output since it was last taken.
@@ -26,7 +26,7 @@ type cluster struct {
 	sent []protocol.Envelope
 }
 
-func newCluster(t *testing.T, n, pages int, prefetch bool) *cluster {
+func newCluster(t testing.TB, n, pages int, prefetch bool) *cluster {
 	c := &cluster{t: t, acts: make([][]Action, n)}
 	for r := range n {
 		mem := make([]byte, pages*pageSize)
@@ -1186,5 +1186,31 @@ func TestStatsAdd(t *testing.T) {
 	a.Add(b)
 	for i := range av.NumField() {
 		assert.Equal(t, int64(i+101), av.Field(i).Int(), "field %s", av.Type().Field(i).Name)
+	}
+}
+
+// BenchmarkPrefetchSweep: a rank reads, page by page, an array of 16 384
+// pages in use that another rank rewrote whole, as in a homeless sweep:
+// each fault prefetches the next pages, choosing among all the others.
+func BenchmarkPrefetchSweep(b *testing.B) {
+	const pages = 16384
+	for b.Loop() {
+		b.StopTimer()
+		c := newCluster(b, 2, pages, true)
+		for p := range uint32(pages) {
+			c.write(0, p, 0, 1)
+		}
+		c.sync(0, 1)
+		for p := range uint32(pages) {
+			c.read(1, p, 0, 1)
+		}
+		for p := range uint32(pages) {
+			c.write(0, p, 0, 2)
+		}
+		c.sync(0, 1)
+		b.StartTimer()
+		for p := range uint32(pages) {
+			c.read(1, p, 0, 1)
+		}
 	}
 }
