@@ -14,6 +14,13 @@ import (
 	"slices"
 )
 
+// WireVersion names the encoding and the meaning of what nodes exchange: the
+// messages here, the diffs inside them (package diff) and the daemons'
+// frames. It changes with any of them; nodes of different wire versions
+// refuse each other at the handshake (package peer) instead of misreading
+// each other. Version 2: diffs' runs with one-byte headers.
+const WireVersion = 2
+
 // MsgType identifies a message kind on the wire. Values are part of the wire
 // format: only append, never renumber.
 type MsgType uint8

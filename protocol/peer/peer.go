@@ -6,14 +6,20 @@
 // The handshake, with nA and nB fresh random nonces and HMAC-SHA256 keyed
 // with the secret over both nonces and both node names:
 //
-//	dialer → listener   hello      {name A, nA}
-//	listener → dialer   challenge  {name B, nB, HMAC("svm peer listener", ...)}
+//	dialer → listener   hello      {name A, nA, wire version}
+//	listener → dialer   challenge  {name B, nB, HMAC("svm peer listener", ...), wire version}
 //	dialer → listener   response   {HMAC("svm peer dialer", ...)}
 //	listener → dialer   welcome
 //
 // Each side checks the other's MAC before it says more. An empty secret is
 // allowed (a node on loopback only); the handshake then proves nothing, and
 // the daemon refuses to listen elsewhere without a secret.
+//
+// Both sides also check that the other speaks protocol.WireVersion: a
+// listener that gets another version still sends its challenge, so that the
+// dialer can say which versions met, then hangs up. The versions come last
+// in their frames: a node from before versions (1) finds the frame
+// malformed and hangs up, and is named as such.
 package peer
 
 import (
@@ -31,6 +37,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/svmcluster/svm/protocol"
 )
 
 // Kind is a frame kind. Kinds below firstKind belong to the handshake; the
@@ -106,15 +114,21 @@ func Client(c net.Conn, self string, secret []byte) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := pc.Send(kindHello, hello{Name: self, Nonce: nA}.encode()); err != nil {
+	if err := pc.Send(kindHello, hello{Name: self, Nonce: nA, Version: protocol.WireVersion}.encode()); err != nil {
 		return nil, err
 	}
 	body, err := pc.expect(kindChallenge)
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return nil, fmt.Errorf("peer: handshake: the node hung up at this node's hello: %w (if it runs an SVM release from before wire versions, run one release on every node)", err)
+	}
 	if err != nil {
 		return nil, err
 	}
 	ch, err := decodeChallenge(body)
 	if err != nil {
+		return nil, err
+	}
+	if err := sameVersion(ch.Name, ch.Version); err != nil {
 		return nil, err
 	}
 	if !hmac.Equal(ch.MAC, mac(secret, "svm peer listener", nA, ch.Nonce, ch.Name, self)) {
@@ -147,8 +161,11 @@ func Server(c net.Conn, self string, secret []byte) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch := challenge{Name: self, Nonce: nB, MAC: mac(secret, "svm peer listener", h.Nonce, nB, self, h.Name)}
+	ch := challenge{Name: self, Nonce: nB, MAC: mac(secret, "svm peer listener", h.Nonce, nB, self, h.Name), Version: protocol.WireVersion}
 	if err := pc.Send(kindChallenge, ch.encode()); err != nil {
+		return nil, err
+	}
+	if err := sameVersion(h.Name, h.Version); err != nil {
 		return nil, err
 	}
 	proof, err := pc.expect(kindResponse)
@@ -351,41 +368,61 @@ func mac(secret []byte, role string, nA, nB []byte, listener, dialer string) []b
 // hello and challenge are the handshake's bodies: a length-prefixed name
 // followed by fixed-size fields.
 type hello struct {
-	Name  string
-	Nonce []byte
+	Name    string
+	Nonce   []byte
+	Version uint16
 }
 
 type challenge struct {
-	Name  string
-	Nonce []byte
-	MAC   []byte
+	Name    string
+	Nonce   []byte
+	MAC     []byte
+	Version uint16
+}
+
+// sameVersion checks the wire version node name sent (1: its frame had
+// none, as before versions).
+func sameVersion(name string, v uint16) error {
+	if v != protocol.WireVersion {
+		return fmt.Errorf("peer: handshake: node %q speaks wire version %d, this node %d: run one SVM release on every node", name, v, protocol.WireVersion)
+	}
+	return nil
 }
 
 const maxName = 255
 
 func (h hello) encode() []byte {
-	return append(appendName(nil, h.Name), h.Nonce...)
+	b := append(appendName(nil, h.Name), h.Nonce...)
+	return binary.LittleEndian.AppendUint16(b, h.Version)
 }
 
 func decodeHello(b []byte) (hello, error) {
 	name, rest, err := readName(b)
-	if err != nil || len(rest) != nonceSize {
+	switch {
+	case err != nil || len(rest) != nonceSize && len(rest) != nonceSize+2:
 		return hello{}, errors.New("peer: handshake: malformed hello")
+	case len(rest) == nonceSize:
+		return hello{Name: name, Nonce: rest, Version: 1}, nil
 	}
-	return hello{Name: name, Nonce: rest}, nil
+	return hello{Name: name, Nonce: rest[:nonceSize], Version: binary.LittleEndian.Uint16(rest[nonceSize:])}, nil
 }
 
 func (ch challenge) encode() []byte {
 	b := append(appendName(nil, ch.Name), ch.Nonce...)
-	return append(b, ch.MAC...)
+	b = append(b, ch.MAC...)
+	return binary.LittleEndian.AppendUint16(b, ch.Version)
 }
 
 func decodeChallenge(b []byte) (challenge, error) {
 	name, rest, err := readName(b)
-	if err != nil || len(rest) != nonceSize+sha256.Size {
+	switch {
+	case err != nil || len(rest) != nonceSize+sha256.Size && len(rest) != nonceSize+sha256.Size+2:
 		return challenge{}, errors.New("peer: handshake: malformed challenge")
+	case len(rest) == nonceSize+sha256.Size:
+		return challenge{Name: name, Nonce: rest[:nonceSize], MAC: rest[nonceSize:], Version: 1}, nil
 	}
-	return challenge{Name: name, Nonce: rest[:nonceSize], MAC: rest[nonceSize:]}, nil
+	mac := rest[nonceSize : nonceSize+sha256.Size]
+	return challenge{Name: name, Nonce: rest[:nonceSize], MAC: mac, Version: binary.LittleEndian.Uint16(rest[nonceSize+sha256.Size:])}, nil
 }
 
 func appendName(b []byte, name string) []byte {

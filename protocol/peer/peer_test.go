@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/svmcluster/svm/protocol"
 )
 
 // pair runs a handshake between a dialer and a listener over loopback TCP
@@ -89,13 +91,85 @@ func TestImpostorDialerIsRefused(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	imp := newConn(c)
-	require.NoError(t, imp.Send(kindHello, hello{Name: "mallory", Nonce: make([]byte, nonceSize)}.encode()))
+	require.NoError(t, imp.Send(kindHello, hello{Name: "mallory", Nonce: make([]byte, nonceSize), Version: protocol.WireVersion}.encode()))
 	_, err = imp.expect(kindChallenge)
 	require.NoError(t, err)
 	require.NoError(t, imp.Send(kindResponse, make([]byte, 32)))
 	err = <-done
 	assert.True(t, errors.Is(err, ErrAuth), "%v", err)
 	assert.Contains(t, err.Error(), `node "mallory"`)
+}
+
+// TestOtherWireVersionIsRefused: a node of another wire version, or of a
+// release from before versions (frames without one), is refused by name,
+// on both sides of the handshake.
+func TestOtherWireVersionIsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		hello []byte
+		want  string
+	}{
+		{"newer dialer", hello{Name: "new", Nonce: make([]byte, nonceSize), Version: protocol.WireVersion + 1}.encode(), `node "new" speaks wire version 3, this node 2`},
+		{"dialer before versions", append(appendName(nil, "old"), make([]byte, nonceSize)...), `node "old" speaks wire version 1, this node 2`},
+	} {
+		t.Run("listener, "+tt.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			defer ln.Close()
+			done := make(chan error, 1)
+			go func() {
+				c, err := ln.Accept()
+				require.NoError(t, err)
+				_, err = Server(c, "b", nil)
+				c.Close()
+				done <- err
+			}()
+			c, err := net.Dial("tcp", ln.Addr().String())
+			require.NoError(t, err)
+			defer c.Close()
+			other := newConn(c)
+			require.NoError(t, other.Send(kindHello, tt.hello))
+			body, err := other.expect(kindChallenge)
+			require.NoError(t, err, "the listener says its version before it hangs up")
+			ch, err := decodeChallenge(body)
+			require.NoError(t, err)
+			assert.Equal(t, uint16(protocol.WireVersion), ch.Version)
+			assert.ErrorContains(t, <-done, tt.want)
+		})
+	}
+	for _, tt := range []struct {
+		name      string
+		challenge func(ch challenge) []byte
+		want      string
+	}{
+		{"newer listener", func(ch challenge) []byte { ch.Version++; return ch.encode() }, `node "b" speaks wire version 3, this node 2`},
+		{"listener before versions", func(ch challenge) []byte {
+			return append(append(appendName(nil, ch.Name), ch.Nonce...), ch.MAC...)
+		}, `node "b" speaks wire version 1, this node 2`},
+		{"listener that hangs up", nil, "hung up at this node's hello"},
+	} {
+		t.Run("dialer, "+tt.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			defer ln.Close()
+			go func() {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				defer c.Close()
+				other := newConn(c)
+				if _, err := other.expect(kindHello); err != nil || tt.challenge == nil {
+					return
+				}
+				ch := challenge{Name: "b", Nonce: make([]byte, nonceSize), MAC: make([]byte, 32), Version: protocol.WireVersion}
+				other.Send(kindChallenge, tt.challenge(ch))
+				other.expect(kindResponse)
+			}()
+			_, err = Dial(ln.Addr().String(), "a", nil)
+			assert.ErrorContains(t, err, tt.want)
+		})
+	}
 }
 
 func TestGarbageIsRefused(t *testing.T) {
