@@ -141,7 +141,7 @@ func (s *State) movedOn(p uint32) bool {
 // prefetch: as many as the used outnumber the unused and those whose use is
 // still unknown, or one on a probe.
 func (s *State) movedLimit() int {
-	if credit := s.movedUsed - s.movedUnused - s.movedAhead; credit > 0 {
+	if credit := s.movedUsed - s.movedUnused - s.movedUnknown; credit > 0 {
 		return credit
 	}
 	if s.sinceMovedProbe++; s.sinceMovedProbe >= movedProbe {
@@ -153,7 +153,7 @@ func (s *State) movedLimit() int {
 // prefetchOutcome counts a page that moved on and was prefetched as used
 // (faulted on) or not (invalidated again untouched).
 func (s *State) prefetchOutcome(used bool) {
-	s.movedAhead--
+	s.movedUnknown--
 	if used {
 		s.movedUsed++
 	} else {
@@ -237,7 +237,7 @@ func (s *State) addPrefetch(pl *plan, primary uint32) {
 			}
 			moved++
 			s.pages[q].movedAhead = true
-			s.movedAhead++
+			s.movedUnknown++
 		}
 		s.planPage(pl, q)
 		added++

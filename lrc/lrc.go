@@ -326,11 +326,11 @@ type State struct {
 	usedList []uint32
 	// movedUsed and movedUnused count, with decay, the pages that moved on
 	// that homeless prefetches brought and the application faulted on, and
-	// those invalidated again untouched; movedAhead, those brought whose use
+	// those invalidated again untouched; movedUnknown, those brought whose use
 	// is not known yet; sinceMovedProbe, faults since the last probe (see
 	// movedLimit).
-	movedUsed, movedUnused, movedAhead, sinceMovedProbe int
-	prefetchScratch                                     []uint32
+	movedUsed, movedUnused, movedUnknown, sinceMovedProbe int
+	prefetchScratch                                       []uint32
 	// staleList holds the pages invalidated while mapped since TakeZap.
 	staleList []uint32
 	// touched are the pages whose mapping or tracking may have changed since

@@ -421,8 +421,10 @@ func decodeChallenge(b []byte) (challenge, error) {
 	case len(rest) == nonceSize+sha256.Size:
 		return challenge{Name: name, Nonce: rest[:nonceSize], MAC: rest[nonceSize:], Version: 1}, nil
 	}
-	mac := rest[nonceSize : nonceSize+sha256.Size]
-	return challenge{Name: name, Nonce: rest[:nonceSize], MAC: mac, Version: binary.LittleEndian.Uint16(rest[nonceSize+sha256.Size:])}, nil
+	return challenge{
+		Name: name, Nonce: rest[:nonceSize], MAC: rest[nonceSize : nonceSize+sha256.Size],
+		Version: binary.LittleEndian.Uint16(rest[nonceSize+sha256.Size:]),
+	}, nil
 }
 
 func appendName(b []byte, name string) []byte {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"runtime"
@@ -45,6 +46,28 @@ func pair(t *testing.T, dialerSecret, listenerSecret []byte) (*Conn, *Conn, erro
 	return dc, res.c, derr, res.err
 }
 
+// listen runs the listener's side of one handshake, as node "b" with
+// secret, on a loopback port; it returns the address and the handshake's
+// error when it ends.
+func listen(t *testing.T, secret []byte) (string, <-chan error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	done := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			done <- err
+			return
+		}
+		_, err = Server(c, "b", secret)
+		c.Close()
+		done <- err
+	}()
+	return ln.Addr().String(), done
+}
+
 func TestHandshakeAndFrames(t *testing.T) {
 	a, b, errA, errB := pair(t, []byte("s3cret"), []byte("s3cret"))
 	require.NoError(t, errA)
@@ -76,18 +99,8 @@ func TestWrongSecretIsRefused(t *testing.T) {
 // TestImpostorDialerIsRefused: a dialer that does not check the listener's
 // MAC and answers with garbage is refused by the listener.
 func TestImpostorDialerIsRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	done := make(chan error, 1)
-	go func() {
-		c, err := ln.Accept()
-		require.NoError(t, err)
-		_, err = Server(c, "b", []byte("right"))
-		c.Close()
-		done <- err
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	addr, done := listen(t, []byte("right"))
+	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer c.Close()
 	imp := newConn(c)
@@ -109,22 +122,12 @@ func TestOtherWireVersionIsRefused(t *testing.T) {
 		hello []byte
 		want  string
 	}{
-		{"newer dialer", hello{Name: "new", Nonce: make([]byte, nonceSize), Version: protocol.WireVersion + 1}.encode(), `node "new" speaks wire version 3, this node 2`},
-		{"dialer before versions", append(appendName(nil, "old"), make([]byte, nonceSize)...), `node "old" speaks wire version 1, this node 2`},
+		{"newer dialer", hello{Name: "new", Nonce: make([]byte, nonceSize), Version: protocol.WireVersion + 1}.encode(), fmt.Sprintf(`node "new" speaks wire version %d, this node %d`, protocol.WireVersion+1, protocol.WireVersion)},
+		{"dialer before versions", append(appendName(nil, "old"), make([]byte, nonceSize)...), fmt.Sprintf(`node "old" speaks wire version 1, this node %d`, protocol.WireVersion)},
 	} {
 		t.Run("listener, "+tt.name, func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			require.NoError(t, err)
-			defer ln.Close()
-			done := make(chan error, 1)
-			go func() {
-				c, err := ln.Accept()
-				require.NoError(t, err)
-				_, err = Server(c, "b", nil)
-				c.Close()
-				done <- err
-			}()
-			c, err := net.Dial("tcp", ln.Addr().String())
+			addr, done := listen(t, nil)
+			c, err := net.Dial("tcp", addr)
 			require.NoError(t, err)
 			defer c.Close()
 			other := newConn(c)
@@ -142,10 +145,10 @@ func TestOtherWireVersionIsRefused(t *testing.T) {
 		challenge func(ch challenge) []byte
 		want      string
 	}{
-		{"newer listener", func(ch challenge) []byte { ch.Version++; return ch.encode() }, `node "b" speaks wire version 3, this node 2`},
+		{"newer listener", func(ch challenge) []byte { ch.Version++; return ch.encode() }, fmt.Sprintf(`node "b" speaks wire version %d, this node %d`, protocol.WireVersion+1, protocol.WireVersion)},
 		{"listener before versions", func(ch challenge) []byte {
 			return append(append(appendName(nil, ch.Name), ch.Nonce...), ch.MAC...)
-		}, `node "b" speaks wire version 1, this node 2`},
+		}, fmt.Sprintf(`node "b" speaks wire version 1, this node %d`, protocol.WireVersion)},
 		{"listener that hangs up", nil, "hung up at this node's hello"},
 	} {
 		t.Run("dialer, "+tt.name, func(t *testing.T) {
@@ -173,18 +176,8 @@ func TestOtherWireVersionIsRefused(t *testing.T) {
 }
 
 func TestGarbageIsRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer ln.Close()
-	done := make(chan error, 1)
-	go func() {
-		c, err := ln.Accept()
-		require.NoError(t, err)
-		_, err = Server(c, "b", nil)
-		c.Close()
-		done <- err
-	}()
-	c, err := net.Dial("tcp", ln.Addr().String())
+	addr, done := listen(t, nil)
+	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	c.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
 	c.Close()
