@@ -215,7 +215,7 @@ func join(socket string, r int, o joinOptions) (*Node, error) {
 	conn.SetSpin(j.Spin)
 	keepMonitorQuiet()
 	if j.AsyncWrites {
-		n.ctl, err = ctl.Map(fds[1], int(n.size)/n.pageSize)
+		n.ctl, err = ctl.Map(fds[1], int(n.size)/n.pageSize, int(n.locks))
 	}
 	if err == nil {
 		err = n.attach(fds[0], j.AsyncWrites)
@@ -623,6 +623,9 @@ func (n *Node) Lock(id int) error {
 		n.local.LockAcquires++
 		return nil
 	}
+	if n.lockCached(id) {
+		return nil
+	}
 	if _, err := n.call(link.Request{Op: link.OpLock, ID: uint32(id)}); err != nil {
 		return err
 	}
@@ -630,6 +633,18 @@ func (n *Node) Lock(id int) error {
 	n.held[id] = true
 	n.mu.Unlock()
 	return nil
+}
+
+// lockCached takes lock id without a call if the engine left it here: this
+// rank released it last and no other rank has asked for it since.
+func (n *Node) lockCached(id int) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ctl == nil || n.closed || n.held[id] || !n.ctl.TryLock(uint32(id)) {
+		return false // a lock held already: the engine names the misuse
+	}
+	n.held[id] = true // counted by the area, for the engine's statistics
+	return true
 }
 
 // Unlock releases lock id, which this rank must hold.
@@ -652,6 +667,9 @@ func (n *Node) Unlock(id int) error {
 		delete(n.held, id)
 		return nil
 	}
+	if cached, err := n.unlockCached(id); cached || err != nil {
+		return err
+	}
 	if _, err := n.call(link.Request{Op: link.OpUnlock, ID: uint32(id)}); err != nil {
 		return err
 	}
@@ -659,6 +677,33 @@ func (n *Node) Unlock(id int) error {
 	delete(n.held, id)
 	n.mu.Unlock()
 	return nil
+}
+
+// unlockCached releases lock id without a call, keeping it here, unless
+// another rank waits for it: it reports the pages written since the last
+// report in the control area, where the engine takes them when the lock
+// leaves or at the next call, and reports true.
+func (n *Node) unlockCached(id int) (bool, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	switch {
+	case n.closed:
+		return false, ErrClosed
+	case !n.held[id]: // another thread released it meanwhile
+		return false, fmt.Errorf("dsm: unlock of lock %d, which rank %d does not hold", id, n.rank)
+	case n.ctl == nil:
+		return false, nil
+	}
+	w, err := n.writtenPages()
+	if err != nil {
+		return false, fmt.Errorf("dsm: %w", err)
+	}
+	n.ctl.AddWritten(w)
+	if !n.ctl.TryUnlock(uint32(id)) {
+		return false, nil // wanted: the release goes to the engine
+	}
+	delete(n.held, id)
+	return true, nil
 }
 
 // Holds reports whether this rank holds lock id.

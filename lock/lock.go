@@ -63,6 +63,10 @@ type Result struct {
 	// Acquired, if not nil, is the grant this rank was waiting for: the
 	// application now holds the lock and must merge the grant's intervals.
 	Acquired *protocol.LockGrant
+	// Wanted, if true, says a request for lock WantedLock is now queued
+	// behind the application's hold: its release passes the lock on.
+	Wanted     bool
+	WantedLock uint32
 }
 
 // New returns the lock table of one rank. Initially every manager holds the
@@ -97,6 +101,12 @@ func (t *Table) lock(id uint32) (*state, error) {
 func (t *Table) Held(id uint32) bool {
 	s := t.locks[id]
 	return s != nil && s.held
+}
+
+// Wanted reports whether another rank's request for lock id is queued here.
+func (t *Table) Wanted(id uint32) bool {
+	s := t.locks[id]
+	return s != nil && s.next != nil
 }
 
 // Acquire starts acquiring lock id, with vt the rank's vector time. If the
@@ -212,7 +222,7 @@ func (t *Table) forwarded(m *protocol.LockRequest) (Result, error) {
 	if s.token && !s.held {
 		return Result{Grant: t.passOn(m.Lock, s)}, nil
 	}
-	return Result{}, nil
+	return Result{Wanted: s.held, WantedLock: m.Lock}, nil
 }
 
 func (t *Table) granted(from int, m *protocol.LockGrant) (Result, error) {

@@ -24,6 +24,8 @@ type cluster struct {
 	// (A local re-acquire needs no request and is in neither.)
 	requested, granted map[uint32][]int
 	acquired           map[uint32][]int
+	// wanted counts the requests queued behind a rank's hold.
+	wanted int
 }
 
 func newCluster(t *testing.T, n int, locks uint32) *cluster {
@@ -104,6 +106,18 @@ func (c *cluster) deliver(i int) {
 	}
 	res, err := c.tables[e.To].Step(e.From, e.Msg)
 	require.NoError(c.t, err)
+	if req, ok := e.Msg.(*protocol.LockRequest); ok {
+		// A request queued behind the application's hold says so, for an
+		// engine that lets the application release without a call.
+		if req.Forwarded && c.holds(e.To, req.Lock) {
+			assert.True(c.t, res.Wanted, "request for lock %d queued behind rank %d's hold", req.Lock, e.To)
+		}
+		if res.Wanted {
+			c.wanted++
+			assert.Equal(c.t, req.Lock, res.WantedLock)
+			assert.True(c.t, c.holds(e.To, req.Lock) && c.tables[e.To].Wanted(req.Lock))
+		}
+	}
 	c.send(res.Send)
 	c.grant(e.To, res.Grant)
 	if res.Acquired != nil {
@@ -116,6 +130,8 @@ func (c *cluster) deliver(i int) {
 // with messages delivered in random order: never two holders, every request
 // granted, grants in the order the manager took the requests (FIFO).
 func TestRandomSchedules(t *testing.T) {
+	wanted := 0
+	defer func() { assert.Positive(t, wanted, "no request queued behind a hold") }()
 	for seed := range uint64(300) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		n := 1 + rng.IntN(8)
@@ -155,6 +171,7 @@ func TestRandomSchedules(t *testing.T) {
 			assert.Equal(t, c.requested[id], order, "seed %d lock %d: grants out of request order", seed, id)
 		}
 		assert.Empty(t, c.waiting, "seed %d: requests never granted", seed)
+		wanted += c.wanted
 	}
 }
 

@@ -356,8 +356,10 @@ type State struct {
 	twinPool [][]byte
 	// diffBuf is scratch space for making diffs.
 	diffBuf []byte
-	stats   Stats
-	out     Output
+	// snapshot is createDiff's copy of the page it compares.
+	snapshot []byte
+	stats    Stats
+	out      Output
 }
 
 // New returns the state of rank cfg.Rank over mem, which holds cfg.Pages
@@ -792,9 +794,16 @@ func (s *State) dropTwin(pg *page) {
 }
 
 // createDiff returns the diff between page p's twin and the page, in a
-// scratch buffer that the next call reuses.
+// scratch buffer that the next call reuses. It compares a copy of the page:
+// the application may be writing it (another of its threads, or itself
+// after releasing a lock without a call), and an encoder that read a byte
+// twice could see two values.
 func (s *State) createDiff(p uint32) diff.Diff {
-	d, err := diff.AppendCreate(s.diffBuf[:0], s.pages[p].twin, s.pageBytes(p))
+	if s.snapshot == nil {
+		s.snapshot = make([]byte, s.cfg.PageSize)
+	}
+	copy(s.snapshot, s.pageBytes(p))
+	d, err := diff.AppendCreate(s.diffBuf[:0], s.pages[p].twin, s.snapshot)
 	if err != nil {
 		panic(fmt.Sprintf("lrc: twin of page %d: %v", p, err)) // twin and page have the page size by construction
 	}

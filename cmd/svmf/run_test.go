@@ -138,7 +138,8 @@ func TestFalseSharing(t *testing.T) {
 }
 
 // TestProtocolsAndWriteTracking: programs that check their own results
-// (locks, false sharing between barriers, a linked list built by every rank)
+// (locks, false sharing between barriers, a linked list built by every rank,
+// a log passed between ranks under a lock while they write outside it)
 // under the home-based and the homeless protocol, with writes found by
 // faults or reported without them (where the kernel can), from ranks that
 // are funneled or not.
@@ -156,6 +157,9 @@ func TestProtocolsAndWriteTracking(t *testing.T) {
 					okJob(t, j)
 					assert.Contains(t, j.stdout, "counter 600;")
 					okJob(t, run("3", "list", "-n", "300"))
+					j = run("3", "handoff", "-k", "300")
+					okJob(t, j)
+					assert.Contains(t, j.stdout, "handoff ok;")
 				})
 			}
 		}

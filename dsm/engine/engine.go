@@ -529,6 +529,11 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 		e.replyErr(h, req.Op, fmt.Errorf("called while %v is in progress", h.call))
 		return
 	}
+	if err := e.takeWritten(h); err != nil {
+		e.fail(fmt.Errorf("rank %d: %v: %w", h.id, req.Op, err))
+		e.replyErr(h, req.Op, err)
+		return
+	}
 	if len(req.Written) > 0 {
 		if err := h.proto.Written(req.Written); err != nil {
 			e.fail(fmt.Errorf("rank %d: %v: %w", h.id, req.Op, err))
@@ -541,7 +546,10 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 	case link.OpLock:
 		err = e.begin(h, req, func() error { return h.proto.Acquire(req.ID) })
 	case link.OpUnlock:
-		if err = e.checkLock(req.ID); err == nil {
+		if err = e.checkLock(req.ID); err == nil && h.ctl != nil {
+			err = h.ctl.Unlocking(req.ID)
+		}
+		if err == nil {
 			e.protect(h)
 			if err = h.proto.Release(req.ID); err == nil {
 				e.flush(h)
@@ -702,6 +710,10 @@ func (e *Engine) protect(h *host) {
 }
 
 // flush carries out what h's protocol engine produced.
+func (e *Engine) flush(h *host) { e.flushing(h, false) }
+
+// flushing is flush; now: the page actions are carried out before it
+// returns, even during h's fault.
 //
 // The page actions of a fault's own resolution wait, in order, until the
 // engine's lock is released (runDeferred): filling and mapping a run of
@@ -710,7 +722,7 @@ func (e *Engine) protect(h *host) {
 // carries out what waits, so h's actions keep their order; a flush that
 // completes h's call carries out everything before the reply, which may
 // tell the application to drop pages.
-func (e *Engine) flush(h *host) {
+func (e *Engine) flushing(h *host, now bool) {
 	rd := h.proto.Ready()
 	h.actMu.Lock()
 	for i := 0; i < len(rd.Actions); {
@@ -728,7 +740,7 @@ func (e *Engine) flush(h *host) {
 		i += n
 	}
 	var err error
-	if e.faulting != h || rd.Done {
+	if e.faulting != h || rd.Done || now {
 		err = e.runActions(h)
 	}
 	h.actMu.Unlock()
@@ -742,6 +754,44 @@ func (e *Engine) flush(h *host) {
 	if rd.Done {
 		e.finish(h, rd)
 	}
+	for _, id := range rd.Wanted {
+		if h.ctl != nil && h.ctl.TakeAway(id) {
+			e.releaseCached(h, id)
+		}
+	}
+}
+
+// releaseCached releases lock id in h's application's place: the
+// application released it without a call, another rank wants it, and the
+// engine took it from the cache (ctl.Area.TakeAway). The application may be
+// running: the pages it reported written are protected before the close
+// compares them with their twins, so that a write after the comparison is
+// found by its next report, as for an application with other threads.
+func (e *Engine) releaseCached(h *host, id uint32) {
+	if err := e.takeWritten(h); err != nil {
+		e.fail(fmt.Errorf("rank %d: releasing lock %d: %w", h.id, id, err))
+		return
+	}
+	h.proto.ProtectDirty()
+	e.flushing(h, true)
+	if err := h.proto.ReleaseCached(id); err != nil {
+		e.fail(fmt.Errorf("rank %d: releasing lock %d: %w", h.id, id, err))
+		return
+	}
+	e.flush(h)
+}
+
+// takeWritten hands h's protocol the pages its application reported
+// written without a call (when it released a lock into its cache).
+func (e *Engine) takeWritten(h *host) error {
+	if h.ctl == nil {
+		return nil
+	}
+	h.written = h.ctl.TakeWritten(h.written[:0])
+	if len(h.written) == 0 {
+		return nil
+	}
+	return h.proto.Written(h.written)
 }
 
 // pageAction is an action on count pages from a.Page.
@@ -796,6 +846,11 @@ func (e *Engine) finish(h *host, rd rank.Ready) {
 		}
 	}
 	r := link.Reply{Zap: protocol.Ranges(rd.Zap), Value: rd.Value}
+	if c.op == link.OpLock && rd.Err == nil && h.ctl != nil {
+		// Held now; released and taken again without a call while no
+		// other rank asks for it.
+		h.ctl.SetHeld(c.id, h.proto.LockWanted(c.id))
+	}
 	switch {
 	case rd.Err != nil:
 		r.Err = fmt.Sprintf("%v: %v", c.op, rd.Err)

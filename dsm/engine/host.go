@@ -33,11 +33,12 @@ type host struct {
 	deferred  []pageAction
 	populated []uint64
 	// ctl (with asynchronous write tracking) is the control area shared
-	// with the application: which pages it reports written; ctlFD its
-	// memfd.
-	ctl   *ctl.Area
-	ctlFD int
-	uffd  int
+	// with the application: which pages it reports written, and its cached
+	// locks; ctlFD its memfd; written, the runs last taken from it.
+	ctl     *ctl.Area
+	ctlFD   int
+	written []protocol.PageRange
+	uffd    int
 	// readerDone is closed when serve, which reads uffd, has stopped.
 	readerDone chan struct{}
 	conn       *link.Conn
@@ -96,7 +97,7 @@ func (e *Engine) newHost(r int) (*host, error) {
 		return nil, fmt.Errorf("engine: mapping the memory of rank %d: %w", r, err)
 	}
 	if e.asyncWrites && e.cfg.NProcs > 1 {
-		if h.ctl, h.ctlFD, err = ctl.Create(e.pages); err != nil {
+		if h.ctl, h.ctlFD, err = ctl.Create(e.pages, int(e.cfg.Locks)); err != nil {
 			h.close()
 			return nil, fmt.Errorf("engine: rank %d: %w", r, err)
 		}
@@ -324,11 +325,14 @@ func (h *host) takeLocal(c *link.LocalCounts) {
 }
 
 // rankStats are the rank's protocol counters with what its application
-// did alone (link.LocalCounts).
+// did alone (link.LocalCounts) and the locks it took from its cache.
 func (h *host) rankStats() rank.Stats {
 	s := h.proto.Stats()
 	s.Barriers += h.local.Barriers
 	s.LockAcquiresLocal += h.local.LockAcquires
+	if h.ctl != nil {
+		s.LockAcquiresLocal += h.ctl.CachedLocks()
+	}
 	return s
 }
 

@@ -77,6 +77,11 @@ type Ready struct {
 	// date in place. Every page the rank's state holds unmapped is then
 	// unmapped in the application too.
 	Zap []uint32
+	// Wanted are locks the application holds, for the protocol, that
+	// another rank now waits for. An engine that lets the application
+	// release and retake locks without a call (see ReleaseCached) takes
+	// each away, or has the application's next release come to it.
+	Wanted []uint32
 }
 
 // Stats counts this rank's protocol events.
@@ -351,6 +356,23 @@ func (r *Rank) Release(id uint32) error {
 	if r.op.kind != opNone {
 		return fmt.Errorf("rank %d: lock release called while a %v is in progress", r.cfg.Rank, r.op.kind)
 	}
+	return r.release(id)
+}
+
+// ReleaseCached releases lock id in the application's place, at any time,
+// another call of the application's under way or not: the application
+// released it without a call, and kept using memory, while the protocol
+// held the lock for it; now another rank waits for it (Ready.Wanted). The
+// interval the release closes holds every write reported before it: the
+// engine reports what the application wrote since its last call, and
+// protects those pages, if the application runs on, before the close.
+func (r *Rank) ReleaseCached(id uint32) error { return r.release(id) }
+
+// LockWanted reports whether another rank waits for lock id, which the
+// application holds.
+func (r *Rank) LockWanted(id uint32) bool { return r.locks.Wanted(id) }
+
+func (r *Rank) release(id uint32) error {
 	if !r.locks.Held(id) {
 		_, err := r.locks.Release(id) // reports the misuse precisely
 		return err
@@ -520,6 +542,9 @@ func (r *Rank) Step(env protocol.Envelope) error {
 
 func (r *Rank) lockResult(res lock.Result) error {
 	r.out.Messages = append(r.out.Messages, res.Send...)
+	if res.Wanted {
+		r.out.Wanted = append(r.out.Wanted, res.WantedLock)
+	}
 	if err := r.grant(res.Grant); err != nil {
 		return err
 	}

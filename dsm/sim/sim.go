@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/svmcluster/svm/dsm/internal/ctl"
 	"github.com/svmcluster/svm/dsm/rank"
 	"github.com/svmcluster/svm/lrc"
 	"github.com/svmcluster/svm/protocol"
@@ -96,7 +97,13 @@ type Sim struct {
 	counts  map[uint32]map[uint64]bool
 	// allocations counts the allocation and counter calls answered.
 	allocations int64
-	err         error
+	// cachedLocks counts the Locks and Unlocks done in the cache,
+	// takenAway the cached locks released in the application's place.
+	cachedLocks, takenAway int64
+	// loseCachedWritten breaks the lock cache for the mutation test: the
+	// engine forgets the written pages the application left in the cache.
+	loseCachedWritten bool
+	err               error
 }
 
 type flight struct {
@@ -126,6 +133,13 @@ type simRank struct {
 	// read the pages written (written) and has yet to make the call.
 	scanned bool
 	written []protocol.PageRange
+	// locks are the states of the rank's locks in its control area
+	// (ctl.Lock*; with AsyncWrites): the application takes and releases a
+	// lock the protocol holds for it without a call, as dsm.Node does.
+	// cachedWritten are the pages it found written at those releases,
+	// which the engine has yet to take.
+	locks         map[uint32]uint32
+	cachedWritten []bool
 }
 
 // Stats counts the messages of a run.
@@ -202,7 +216,8 @@ func New(cfg Config) (*Sim, error) {
 		if err != nil {
 			return nil, err
 		}
-		s.ranks = append(s.ranks, &simRank{id: r, eng: eng, mem: mem, mmu: make([]perm, cfg.Pages), tracked: make([]bool, cfg.Pages), waitPage: -1})
+		s.ranks = append(s.ranks, &simRank{id: r, eng: eng, mem: mem, mmu: make([]perm, cfg.Pages), tracked: make([]bool, cfg.Pages), waitPage: -1,
+			locks: make(map[uint32]uint32), cachedWritten: make([]bool, cfg.Pages)})
 	}
 	return s, nil
 }
@@ -218,6 +233,10 @@ func (s *Sim) RankStats(r int) rank.Stats { return s.ranks[r].eng.Stats() }
 
 // Allocations returns how many allocation and counter calls were answered.
 func (s *Sim) Allocations() int64 { return s.allocations }
+
+// LockCache returns how many Locks and Unlocks the applications did without
+// a call, and how many cached locks the engines released in their place.
+func (s *Sim) LockCache() (inCache, takenAway int64) { return s.cachedLocks, s.takenAway }
 
 // MaxMetadata returns the most protocol metadata, in bytes, that any rank
 // held at any point of the run.
@@ -381,6 +400,84 @@ func (s *Sim) report(r *simRank) {
 	}
 }
 
+// takeCachedWritten hands rank r's engine the pages its application found
+// written when it released locks into the cache, as the engine does at
+// every call and before it releases a cached lock.
+func (s *Sim) takeCachedWritten(r *simRank) {
+	var pages []uint32
+	for p, w := range r.cachedWritten {
+		if w {
+			pages = append(pages, uint32(p))
+			r.cachedWritten[p] = false
+		}
+	}
+	if len(pages) == 0 || s.loseCachedWritten {
+		return
+	}
+	s.logf("rank %d: takes written pages %v from the cache", r.id, pages)
+	if err := r.eng.Written(protocol.Ranges(pages)); err != nil {
+		s.fail("rank %d: written pages from the cache: %v", r.id, err)
+	}
+}
+
+// cachedLock completes rank r's current op, a Lock or an Unlock, without a
+// call when the lock's state in the control area allows it, as dsm.Node
+// does; it reports whether it did.
+func (s *Sim) cachedLock(r *simRank) bool {
+	op := r.cur
+	if !s.cfg.AsyncWrites {
+		return false
+	}
+	switch {
+	case op.Kind == OpLock && r.locks[op.ID] == ctl.LockCached:
+		r.locks[op.ID] = ctl.LockHeld
+	case op.Kind == OpUnlock && r.locks[op.ID] == ctl.LockHeld:
+		for p := range protocol.Pages(s.written(r)) {
+			r.cachedWritten[p] = true
+		}
+		r.locks[op.ID] = ctl.LockCached
+	default:
+		return false
+	}
+	s.logf("rank %d: %v in the cache", r.id, op)
+	s.cachedLocks++
+	r.cur = nil
+	return true
+}
+
+// wanted answers another rank's wish for locks rank r holds for the
+// protocol, as the engine does: a cached lock it takes away and releases in
+// the application's place, a held one it marks for the application's
+// release to come to it.
+func (s *Sim) wanted(r *simRank, ids []uint32) {
+	if !s.cfg.AsyncWrites {
+		return
+	}
+	for _, id := range ids {
+		switch r.locks[id] {
+		case ctl.LockHeld:
+			r.locks[id] = ctl.LockWanted
+		case ctl.LockCached:
+			r.locks[id] = ctl.LockAway
+			s.takenAway++
+			s.logf("rank %d: lock %d taken from the cache", r.id, id)
+			s.takeCachedWritten(r)
+			// The application may be writing: protected first, as for
+			// an application with other threads.
+			r.eng.ProtectDirty()
+			s.collect(r)
+			if s.err != nil {
+				return
+			}
+			if err := r.eng.ReleaseCached(id); err != nil {
+				s.fail("rank %d: release of cached lock %d: %v", r.id, id, err)
+				return
+			}
+			s.collect(r)
+		}
+	}
+}
+
 // protectDirty does what the engine does before a call, or a message, that
 // may close the interval of a rank whose other threads may write shared
 // memory (stray faults: not funneled): write-protect the dirty pages first.
@@ -481,6 +578,12 @@ func (s *Sim) collect(r *simRank) bool {
 		}
 		if r.waitDone {
 			s.allocated(r, rd)
+			if r.cur.Kind == OpLock && s.cfg.AsyncWrites {
+				r.locks[r.cur.ID] = ctl.LockHeld
+				if r.eng.LockWanted(r.cur.ID) {
+					r.locks[r.cur.ID] = ctl.LockWanted
+				}
+			}
 			if s.cfg.Trace && s.cfg.Homes && r.cur.Kind == OpBarrier && r.cur.Members == nil {
 				var homes []string
 				for p := range s.cfg.Pages {
@@ -493,6 +596,7 @@ func (s *Sim) collect(r *simRank) bool {
 			r.cur = nil
 		}
 	}
+	s.wanted(r, rd.Wanted)
 	return rd.Done
 }
 
@@ -612,6 +716,9 @@ func (s *Sim) step(r *simRank) {
 		op := r.queue[0]
 		r.queue = r.queue[1:]
 		r.cur = &op
+		if s.cachedLock(r) {
+			return
+		}
 		if s.cfg.AsyncWrites && (op.Kind == OpLock || op.Kind == OpUnlock || op.Kind == OpBarrier) {
 			// As the application does, the rank reads which pages it
 			// wrote before it calls; its engine may act on other ranks'
@@ -650,6 +757,10 @@ func (s *Sim) written(r *simRank) []protocol.PageRange {
 func (s *Sim) start(r *simRank) bool {
 	op := r.cur
 	s.logf("rank %d: %v", r.id, op)
+	s.takeCachedWritten(r) // the engine takes them at every call
+	if op.Kind == OpUnlock {
+		r.locks[op.ID] = ctl.LockAway
+	}
 	if op.Kind == OpLock || op.Kind == OpUnlock || op.Kind == OpBarrier {
 		s.report(r)
 		s.protectDirty(r)

@@ -80,7 +80,7 @@ func runProgram(t *testing.T, cfg Config, prog Program) *Sim {
 // protocol has must have been exercised.
 func TestRandomPrograms(t *testing.T) {
 	var collections, prefetched, silent, subsetBarriers, diffs, dropped, refetched atomic.Int64
-	var fetched, refreshed, migrations, homeDiffs, allocations atomic.Int64
+	var fetched, refreshed, migrations, homeDiffs, allocations, inCache, takenAway atomic.Int64
 	t.Cleanup(func() {
 		if *seeds < 100 || t.Failed() {
 			return
@@ -97,6 +97,8 @@ func TestRandomPrograms(t *testing.T) {
 		assert.Positive(t, migrations.Load(), "no home moved")
 		assert.Positive(t, homeDiffs.Load(), "no diff reached a home")
 		assert.Positive(t, allocations.Load(), "no allocation was made")
+		assert.Positive(t, inCache.Load(), "no lock was taken or released in the cache")
+		assert.Positive(t, takenAway.Load(), "no cached lock was released in the application's place")
 	})
 	for i := range *seeds {
 		seed := *firstSeed + uint64(i)
@@ -105,6 +107,9 @@ func TestRandomPrograms(t *testing.T) {
 			cfg, prog := jobFor(seed, *phases)
 			s := runProgram(t, cfg, prog)
 			allocations.Add(s.Allocations())
+			c, a := s.LockCache()
+			inCache.Add(c)
+			takenAway.Add(a)
 			for r := range cfg.NProcs {
 				st := s.RankStats(r)
 				collections.Add(st.Collections)
@@ -233,6 +238,35 @@ func TestJoinsAndPrefetchesExercised(t *testing.T) {
 	t.Logf("%d programs: %d diffs joined, %d pages prefetched", ran, total.DiffsJoined, total.Prefetched)
 	assert.Positive(t, total.DiffsJoined)
 	assert.Positive(t, total.Prefetched)
+}
+
+// TestLostCachedWritesCaught: an engine that forgets the pages its
+// application wrote before releasing locks into the cache loses writes, and
+// the simulation sees it; the same programs pass with the cache whole.
+func TestLostCachedWritesCaught(t *testing.T) {
+	caught, ran := 0, 0
+	for seed := uint64(1); ran < 100 && seed < 3000; seed++ {
+		cfg, prog := jobFor(seed, 4)
+		if !cfg.AsyncWrites {
+			continue
+		}
+		ran++
+		s := runProgram(t, cfg, prog)
+		if c, _ := s.LockCache(); c == 0 {
+			continue
+		}
+		broken, err := New(cfg)
+		require.NoError(t, err)
+		broken.loseCachedWritten = true
+		for r, ops := range prog.Ops {
+			broken.Enqueue(r, ops...)
+		}
+		if broken.Run(true) != nil {
+			caught++
+		}
+	}
+	t.Logf("%d of %d programs caught losing the cache's written pages", caught, ran)
+	assert.Greater(t, caught, ran/4)
 }
 
 // ownCopy is rank r's own copy of page p: what a stale update would bring.

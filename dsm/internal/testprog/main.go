@@ -24,13 +24,13 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: testprog counter|falseshare|list|gc|crash|hang|misuse|deadlock|syscall|micro|sets [flags]")
+		fmt.Fprintln(os.Stderr, "usage: testprog counter|falseshare|list|gc|crash|hang|misuse|deadlock|syscall|micro|sets|handoff [flags]")
 		os.Exit(2)
 	}
 	progs := map[string]func(*dsm.Node, []string) error{
 		"counter": counter, "falseshare": falseShare, "list": list, "gc": gcStress,
 		"crash": crash, "hang": hang, "misuse": misuse, "deadlock": deadlock, "syscall": sysRead,
-		"micro": micro, "sets": sets,
+		"micro": micro, "sets": sets, "handoff": handoff,
 	}
 	prog, ok := progs[os.Args[1]]
 	if !ok {
@@ -85,6 +85,91 @@ func counter(n *dsm.Node, args []string) error {
 		s := n.Stats()
 		fmt.Printf("counter %d; rank 0: %d messages, %d remote and %d local lock acquires\n",
 			c[0], s.MessagesSent, s.LockAcquiresRemote, s.LockAcquiresLocal)
+	}
+	return nil
+}
+
+// handoff: every rank appends its (rank, step) to a shared log under lock 0,
+// K times, and between its visits writes its own pages, outside any lock
+// (so a lock released without a call leaves the engine writes to find, and
+// writes made after it); every few steps it also updates, under one of
+// three more locks, two cells on different pages that must always agree,
+// sometimes lingering there so that others queue behind it. At the end
+// every rank checks the whole log and every rank's pages.
+func handoff(n *dsm.Node, args []string) error {
+	fs := flag.NewFlagSet("handoff", flag.ExitOnError)
+	k := fs.Int("k", 500, "steps per rank")
+	fs.Parse(args)
+	np, me := n.NProcs(), n.Rank()
+	ps := n.PageSize()
+	logAddr, err := n.Alloc(8 * (1 + np**k))
+	if err != nil {
+		return err
+	}
+	pairsAddr, err := n.Alloc(2 * 3 * ps)
+	if err != nil {
+		return err
+	}
+	const perPage = 64 // each step writes one int64 of its rank's pages, perPage steps a page
+	ownAddr, err := n.Alloc(np * (*k/perPage + 1) * ps)
+	if err != nil {
+		return err
+	}
+	logs := dsm.Slice[int64](logAddr, 1+np**k)
+	pairs := dsm.Slice[int64](pairsAddr, 2*3*ps/8)
+	cell := func(l, side int) *int64 { return &pairs[(3*side+l)*ps/8] } // six cells, each on its own page
+	ownWords := (*k/perPage + 1) * ps / 8
+	own := dsm.Slice[int64](ownAddr, np*ownWords)
+	value := func(r, i int) int64 { return int64(r)<<32 | int64(i) + 1 }
+	slot := func(r, i int) int { return r*ownWords + (i/perPage)*(ps/8) + i%perPage }
+	must(n.Barrier(0))
+	for i := range *k {
+		must(n.Lock(0))
+		logs[1+logs[0]] = value(me, i)
+		logs[0]++
+		must(n.Unlock(0))
+		own[slot(me, i)] = value(me, i)
+		if i%5 == me%5 {
+			l := 1 + i%3
+			must(n.Lock(l))
+			a, b := cell(l-1, 0), cell(l-1, 1)
+			if *a != *b {
+				return fmt.Errorf("step %d: lock %d's cells differ: %d and %d", i, l, *a, *b)
+			}
+			*a, *b = value(me, i), value(me, i)
+			if i%50 == 0 {
+				time.Sleep(200 * time.Microsecond) // others queue behind this hold
+			}
+			must(n.Unlock(l))
+		}
+	}
+	must(n.Barrier(0))
+	if got, want := logs[0], int64(np**k); got != want {
+		return fmt.Errorf("the log holds %d entries, want %d", got, want)
+	}
+	next := make([]int, np)
+	for _, v := range logs[1 : 1+np**k] {
+		r, i := int(v>>32), int(v&0xffffffff)-1
+		if r < 0 || r >= np || i != next[r] {
+			return fmt.Errorf("log entry %#x out of order (rank %d expected step %d)", v, r, next[min(max(r, 0), np-1)])
+		}
+		next[r]++
+	}
+	for r := range np {
+		for i := range *k {
+			if got := own[slot(r, i)]; got != value(r, i) {
+				return fmt.Errorf("rank %d's step %d wrote %#x, read %#x", r, i, value(r, i), got)
+			}
+		}
+	}
+	for l := range 3 {
+		if *cell(l, 0) != *cell(l, 1) {
+			return fmt.Errorf("lock %d's cells differ at the end", l+1)
+		}
+	}
+	if me == 0 {
+		s := n.Stats()
+		fmt.Printf("handoff ok; rank 0: %d remote and %d local lock acquires\n", s.LockAcquiresRemote, s.LockAcquiresLocal)
 	}
 	return nil
 }
