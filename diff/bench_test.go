@@ -1,6 +1,10 @@
 package diff
 
-import "testing"
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+)
 
 const benchPageSize = 4096
 
@@ -24,7 +28,23 @@ func benchPages() (twin []byte, pages []struct {
 		{"every-other-byte", changed(twin, everyOther(benchPageSize)...)},
 		{"every-other-word", changed(twin, sparse(0, benchPageSize)...)},
 		{"full", full},
+		{"shuffled-int32", shuffled(twin)},
 	}
+}
+
+// shuffled returns a copy of twin with about half its 4-byte elements
+// replaced by random values, as a partition step of quicksort on random
+// integers leaves a page: runs of one or a few elements, gaps of a few
+// bytes, now and then one of 15 or more.
+func shuffled(twin []byte) []byte {
+	rng := rand.New(rand.NewPCG(1, 2))
+	page := Twin(twin)
+	for i := 0; i+4 <= len(page); i += 4 {
+		if rng.IntN(2) == 0 {
+			binary.LittleEndian.PutUint32(page[i:], rng.Uint32())
+		}
+	}
+	return page
 }
 
 func BenchmarkCreate(b *testing.B) {

@@ -24,12 +24,8 @@ func (d Diff) Apply(page []byte) error {
 // the first malformed run, leaving page partly written, and returns the
 // error.
 func (d Diff) ApplyValidated(page []byte) error {
-	off, pos := d.headerRuns(len(page), page)
-	if off == len(d) {
-		return nil
-	}
-	dec := decoder{d: d, size: len(page), off: off, start: pos}
-	for dec.next() {
+	dec := decoder{d: d, size: len(page)}
+	for dec.headerRuns(page) {
 		copy(page[dec.start:], dec.data())
 	}
 	return dec.err
@@ -115,27 +111,24 @@ func (d Diff) Validate(pageSize int) error {
 	if pageSize < 0 {
 		return fmt.Errorf("validate diff: negative page size %d", pageSize)
 	}
-	off, pos := d.headerRuns(pageSize, nil)
-	if off == len(d) {
-		return nil
-	}
-	dec := decoder{d: d, size: pageSize, off: off, start: pos}
-	for dec.next() {
+	dec := decoder{d: d, size: pageSize}
+	for dec.headerRuns(nil) {
 	}
 	return dec.err
 }
 
-// headerRuns walks the runs at the start of d whose gap and length are in
-// the header and that fit a page of size bytes, most runs of most diffs,
-// writing them into page unless it is nil. It returns the offset in d and
-// the page offset where the first other run, if any, begins: the decoder
-// goes on from there, and finds what is wrong with a malformed run.
-func (d Diff) headerRuns(size int, page []byte) (off, pos int) {
+// headerRuns walks the runs from the decoder's position on whose gap and
+// length are in the header and that fit the page, most runs of most diffs,
+// writing them into page unless it is nil, then decodes the next other run
+// as next does, for the caller to handle. It is next for a caller that
+// would only copy the short runs: they skip the decoder's general checks.
+func (dec *decoder) headerRuns(page []byte) bool {
+	d, off, pos := dec.d, dec.off, dec.start+dec.length
 	for off < len(d) {
 		h := d[off]
 		gap, n := int(h>>4), int(h&0x0f)+1
 		start := pos + gap
-		if gap == inHeader || n > inHeader || gap == 0 && off > 0 || start+n > size || off+1+n > len(d) {
+		if gap == inHeader || n > inHeader || gap == 0 && off > 0 || start+n > dec.size || off+1+n > len(d) {
 			break
 		}
 		if page != nil {
@@ -143,7 +136,8 @@ func (d Diff) headerRuns(size int, page []byte) (off, pos int) {
 		}
 		off, pos = off+1+n, start+n
 	}
-	return off, pos
+	dec.off, dec.start, dec.length = off, pos, 0
+	return dec.next()
 }
 
 // Empty reports whether the diff changes nothing.

@@ -904,12 +904,10 @@ func (s *State) closeInterval(active bool, invalidating map[uint32]bool) {
 				toHomes[h] = append(toHomes[h], protocol.PageDiff{Page: p, Diff: slices.Clone(d)})
 				pg.home.sentUpTo = idx
 			}
-			// The twin takes the diff rather than a copy of the page: a
-			// write of another thread that lands after the comparison stays
-			// a difference, for the next close to find.
-			if err := d.ApplyValidated(pg.twin); err != nil {
-				panic(fmt.Sprintf("lrc: own diff of page %d: %v", p, err)) // made from this twin
-			}
+			// The twin becomes the copy the diff was made from, not the
+			// page: a write of another thread that lands after the copy
+			// stays a difference, for the next close to find.
+			copy(pg.twin, s.snapshot)
 		} else if active {
 			pg.idle++
 			s.stats.SilentPages++

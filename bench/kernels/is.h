@@ -97,15 +97,15 @@ static inline void is_modify(const struct is *p, int32_t *keys, long first, long
 }
 
 /* is_count counts keys[0 .. count) into counts[0 .. max_key). */
-static inline void is_count(const struct is *p, const int32_t *keys, long count, int32_t *counts) {
+KERNEL void is_count(const struct is *p, const int32_t *keys, long count, int32_t *counts) {
 	memset(counts, 0, sizeof(int32_t) * (size_t)p->max_key);
 	for (long j = 0; j < count; j++) counts[keys[j]]++;
 }
 
 /* is_rank ranks keys[0 .. count) from the total counts: less[k] becomes
  * the number of keys smaller than k, ranks[j] the rank of keys[j]. */
-static inline void is_rank(const struct is *p, const int32_t *keys, long count, int32_t *ranks, const int32_t *counts,
-                           int32_t *less) {
+KERNEL void is_rank(const struct is *p, const int32_t *keys, long count, int32_t *ranks, const int32_t *counts,
+                    int32_t *less) {
 	int32_t sum = 0;
 	for (int k = 0; k < p->max_key; k++) {
 		less[k] = sum;

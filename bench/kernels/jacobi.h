@@ -57,7 +57,7 @@ static inline void jacobi_init(const struct jacobi *p, double *a, double *b, int
 /* jacobi_rows updates count rows of dst from src, keeping the first and
  * last column. dst and src point at the first row updated; the rows just
  * above and below those of src are read too. */
-static inline void jacobi_rows(double *restrict dst, const double *restrict src, int cols, int count) {
+KERNEL void jacobi_rows(double *restrict dst, const double *restrict src, int cols, int count) {
 	for (int k = 0; k < count; k++) {
 		const double *up = src + (ptrdiff_t)(k - 1) * cols, *row = src + (ptrdiff_t)k * cols,
 		             *down = src + (ptrdiff_t)(k + 1) * cols;

@@ -64,7 +64,7 @@ static inline void sor_init(const struct sor *p, float *red, float *black, int f
 /* sor_rows updates count rows of dst from src, the other colour, keeping
  * the first and last column. dst and src point at the first row updated;
  * the rows just above and below those of src are read too. */
-static inline void sor_rows(float *restrict dst, const float *restrict src, int w, int count) {
+KERNEL void sor_rows(float *restrict dst, const float *restrict src, int w, int count) {
 	for (int k = 0; k < count; k++) {
 		const float *up = src + (ptrdiff_t)(k - 1) * w, *row = src + (ptrdiff_t)k * w, *down = src + (ptrdiff_t)(k + 1) * w;
 		float *out = dst + (ptrdiff_t)k * w;

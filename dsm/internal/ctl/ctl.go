@@ -213,9 +213,13 @@ func (a *Area) AddWritten(runs []protocol.PageRange) {
 	if len(runs) == 0 {
 		return
 	}
+	bitmap := a.written[2:]
 	for _, r := range runs {
-		for p := r.First; p < r.First+r.Count && 2+int(p/64) < len(a.written); p++ {
-			atomic.OrUint64(&a.written[2+p/64], 1<<(p%64))
+		// A word's worth of the run at a time.
+		for p, end := uint64(r.First), min(r.End(), uint64(len(bitmap))*64); p < end; {
+			n := min(end-p, 64-p%64)
+			atomic.OrUint64(&bitmap[p/64], (^uint64(0)>>(64-n))<<(p%64))
+			p += n
 		}
 	}
 	// After the bits: the engine clears the flag before it takes them.
