@@ -208,6 +208,13 @@ func (a *Area) TryUnlock(id uint32) bool {
 	return id < uint32(len(a.locks)) && atomic.CompareAndSwapUint32(&a.locks[id], LockHeld, LockCached)
 }
 
+// Wanted reports whether lock id is LockWanted (the application's side):
+// its release goes to the engine, so the application need not report its
+// written pages into the area first; the call does.
+func (a *Area) Wanted(id uint32) bool {
+	return id < uint32(len(a.locks)) && atomic.LoadUint32(&a.locks[id]) == LockWanted
+}
+
 // AddWritten records written pages for the engine (the application's side).
 func (a *Area) AddWritten(runs []protocol.PageRange) {
 	if len(runs) == 0 {

@@ -98,7 +98,9 @@ func TestLockCache(t *testing.T) {
 	assert.True(t, app.TryLock(1))
 	assert.EqualValues(t, 2, engine.CachedLocks(), "locks taken from the cache")
 
+	assert.False(t, app.Wanted(1))
 	assert.False(t, engine.TakeAway(1), "held: only marked wanted")
+	assert.True(t, app.Wanted(1))
 	assert.False(t, app.TryUnlock(1), "wanted: the release goes to the engine")
 	assert.NoError(t, engine.Unlocking(1))
 	assert.False(t, app.TryLock(1), "away after the release")
@@ -110,6 +112,8 @@ func TestLockCache(t *testing.T) {
 	assert.False(t, engine.TakeAway(2), "away already")
 
 	engine.SetHeld(3, true) // granted with a request queued behind
+	assert.True(t, app.Wanted(3))
+	assert.False(t, app.Wanted(4), "out of range")
 	assert.False(t, app.TryUnlock(3))
 	assert.NoError(t, engine.Unlocking(3))
 }
