@@ -273,8 +273,11 @@ type page struct {
 	// used: the page was mapped when it was invalidated (in use: a prefetch
 	// candidate, and kept at a collection); listed: it is in State.usedList.
 	used, listed bool
-	// protected: a writable page already write-protected by ProtectDirty
-	// ahead of the close of its interval.
+	// protected: a writable page already write-protected ahead of the
+	// close of its interval: by ProtectDirty, or by the application's scan
+	// that reported it written (Written). A write after that protection
+	// goes through the kernel without a fault and is reported by the next
+	// scan, so the close need not protect it again.
 	protected bool
 	// keep: a collection under way keeps the page and has yet to validate it.
 	keep bool
@@ -746,6 +749,7 @@ func (s *State) Written(rs []protocol.PageRange) error {
 				continue
 			}
 			pg.state = ReadWrite
+			pg.protected = true // by the scan that reported it
 			pg.idle = 0
 			s.dirty = append(s.dirty, p)
 		default:
