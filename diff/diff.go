@@ -75,14 +75,37 @@ func AppendCreate(dst []byte, twin, page []byte) (Diff, error) {
 	if len(twin) != len(page) {
 		return dst, fmt.Errorf("create diff: twin has %d bytes, page has %d", len(twin), len(page))
 	}
-	prev := 0 // end of the previous run
+	n := len(page)
+	twin = twin[:n] // so the compiler knows len(twin) == n
+	prev := 0       // end of the previous run
 	for i := 0; ; {
-		start := nextChange(twin, page, i)
-		if start == len(page) {
+		// Dense changes (a page of scattered small writes) have short
+		// gaps and short runs: the word at hand usually holds the next
+		// change and the run's end, found here without a call.
+		start := i
+		if n-i < 8 {
+			start = nextChange(twin, page, i)
+		} else if x := load64(twin, i) ^ load64(page, i); x != 0 {
+			start += bits.TrailingZeros64(x) / 8
+		} else {
+			start = nextChange(twin, page, i+8)
+		}
+		if start == n {
 			return dst, nil
 		}
-		end := runEnd(twin, page, start)
-		dst = appendHeader(dst, start-prev, end-start)
+		end := start
+		if n-start < 8 {
+			end = runEnd(twin, page, start)
+		} else if z := zeroBytes(load64(twin, start) ^ load64(page, start)); z != 0 {
+			end += bits.TrailingZeros64(z) / 8
+		} else {
+			end = runEnd(twin, page, start+8)
+		}
+		if gap, length := start-prev, end-start; gap < inHeader && length <= inHeader {
+			dst = append(dst, byte(gap<<4|(length-1)))
+		} else {
+			dst = appendHeader(dst, gap, length)
+		}
 		dst = append(dst, page[start:end]...)
 		// twin[end] == page[end], so the next run starts after end and has
 		// gap ≥ 1.
@@ -167,8 +190,7 @@ func runEnd(twin, page []byte, i int) int {
 	twin = twin[:n] // so the compiler knows len(twin) == n
 	// Most runs are short: look at one word before the loop for long ones.
 	if n-i >= 8 {
-		x := load64(twin, i) ^ load64(page, i)
-		if z := (x - lowBits) &^ x & highBits; z != 0 {
+		if z := zeroBytes(load64(twin, i) ^ load64(page, i)); z != 0 {
 			return i + bits.TrailingZeros64(z)/8
 		}
 		i += 8
@@ -187,8 +209,7 @@ func runEnd(twin, page []byte, i int) int {
 		i += 32
 	}
 	for ; n-i >= 8; i += 8 {
-		x := load64(twin, i) ^ load64(page, i)
-		if z := (x - lowBits) &^ x & highBits; z != 0 {
+		if z := zeroBytes(load64(twin, i) ^ load64(page, i)); z != 0 {
 			return i + bits.TrailingZeros64(z)/8
 		}
 	}
@@ -196,6 +217,11 @@ func runEnd(twin, page []byte, i int) int {
 	}
 	return i
 }
+
+// zeroBytes returns the high bit of x's lowest zero byte and perhaps of
+// bytes above it, nothing else: nonzero iff x has a zero byte, and its
+// lowest set bit marks the lowest.
+func zeroBytes(x uint64) uint64 { return (x - lowBits) &^ x & highBits }
 
 // load64 returns the 8 bytes of b at offset i as a little-endian word, so that
 // byte i+k is bits 8k to 8k+7.
