@@ -910,8 +910,9 @@ func (s *State) closeInterval(active bool, invalidating map[uint32]bool) {
 			}
 			// The twin becomes the copy the diff was made from, not the
 			// page: a write of another thread that lands after the copy
-			// stays a difference, for the next close to find.
-			copy(pg.twin, s.snapshot)
+			// stays a difference, for the next close to find. The buffers
+			// trade places rather than copy: nothing else holds either.
+			pg.twin, s.snapshot = s.snapshot, pg.twin
 		} else if active {
 			pg.idle++
 			s.stats.SilentPages++

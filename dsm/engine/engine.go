@@ -764,9 +764,11 @@ func (e *Engine) flushing(h *host, now bool) {
 // releaseCached releases lock id in h's application's place: the
 // application released it without a call, another rank wants it, and the
 // engine took it from the cache (ctl.Area.TakeAway). The application may be
-// running: the pages it reported written are protected before the close
-// compares them with their twins, so that a write after the comparison is
-// found by its next report, as for an application with other threads.
+// running: the pages its scans reported are protected already (the scan
+// protects what it reports), and ProtectDirty protects the other written
+// ones, mapped writable at a write fault, before the close compares them
+// with their twins, so that a write after the comparison is found by the
+// next report, as for an application with other threads.
 func (e *Engine) releaseCached(h *host, id uint32) {
 	if err := e.takeWritten(h); err != nil {
 		e.fail(fmt.Errorf("rank %d: releasing lock %d: %w", h.id, id, err))
