@@ -6,12 +6,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // These tests build the installed layout (bin/svmf, lib/libsvm.a, include/)
@@ -167,6 +170,63 @@ func TestNativeCalls(t *testing.T) {
 	r := svmf(t, t.TempDir(), time.Minute, "run", "-np", "3", exe)
 	ok(t, r)
 	assert.Contains(t, r.stdout, "native ok: 3 ranks")
+}
+
+// TestRuntimeThreadsLeaveTheRanksCPU: in a rank bound to a CPU, the thread
+// that joined stays there and the Go runtime's threads may run on any of
+// the launcher's CPUs; unbound, every thread may run anywhere.
+func TestRuntimeThreadsLeaveTheRanksCPU(t *testing.T) {
+	var set unix.CPUSet
+	require.NoError(t, unix.SchedGetaffinity(0, &set))
+	var cpus []int
+	for cpu := 0; len(cpus) < set.Count(); cpu++ {
+		if set.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+		}
+	}
+	if len(cpus) < 2 {
+		t.Skip("one CPU: bound and released are the same set")
+	}
+	exe := build(t, "cc", "threads.c")
+	line := regexp.MustCompile(`rank (\d+): (\S+) \|(.*)`)
+	for _, bind := range []string{"cpu", "none"} {
+		r := svmf(t, t.TempDir(), time.Minute, "run", "-np", "2", "-bind", bind, exe)
+		ok(t, r)
+		ranks := line.FindAllStringSubmatch(r.stdout, -1)
+		require.Len(t, ranks, 2, r.stdout)
+		for _, m := range ranks {
+			rank, _ := strconv.Atoi(m[1])
+			caller := cpus
+			if bind == "cpu" {
+				caller = []int{cpus[rank%len(cpus)]}
+			}
+			assert.Equal(t, caller, cpuList(t, m[2]), "rank %d's own thread (-bind %s)", rank, bind)
+			others := strings.Fields(m[3])
+			require.NotEmpty(t, others, "rank %d has no runtime threads", rank)
+			for _, other := range others {
+				assert.Equal(t, cpus, cpuList(t, other), "a runtime thread of rank %d (-bind %s)", rank, bind)
+			}
+		}
+	}
+}
+
+// cpuList reads a CPU list as the kernel writes it ("0-2,5").
+func cpuList(t *testing.T, list string) []int {
+	var cpus []int
+	for _, field := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(field, "-")
+		first, err := strconv.Atoi(lo)
+		require.NoError(t, err, "CPU list %q", list)
+		last := first
+		if isRange {
+			last, err = strconv.Atoi(hi)
+			require.NoError(t, err, "CPU list %q", list)
+		}
+		for cpu := first; cpu <= last; cpu++ {
+			cpus = append(cpus, cpu)
+		}
+	}
+	return cpus
 }
 
 func TestCompilerWrappers(t *testing.T) {

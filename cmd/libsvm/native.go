@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/svmcluster/svm/dsm"
+	"github.com/svmcluster/svm/dsm/launch"
 )
 
 // The calls of svm.h, one to one onto package dsm.
@@ -31,6 +32,11 @@ func join() error {
 	}
 	n, err := dsm.Join(context.Background(), opts...)
 	if err != nil {
+		return err
+	}
+	// This call runs on the program's thread, locked to it.
+	if err := launch.ReleaseOtherThreads(); err != nil {
+		n.Close()
 		return err
 	}
 	node = n

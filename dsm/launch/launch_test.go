@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -117,4 +118,137 @@ func TestStartBinds(t *testing.T) {
 	require.NoError(t, p.Err())
 	require.Equal(t, fmt.Sprintf("Cpus_allowed_list:\t%d\n", cpu), out.String())
 	require.Equal(t, cpus, usable(t))
+}
+
+// releaseHelper, set in a rank's environment, makes the test binary the
+// rank of TestReleaseOtherThreads: it starts threads, releases them and
+// prints its thread's CPU list, then each other thread's.
+const releaseHelper = "SVM_TEST_RELEASE_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(releaseHelper) != "" {
+		os.Exit(releaseOtherThreadsRank())
+	}
+	os.Exit(m.Run())
+}
+
+func releaseOtherThreadsRank() int {
+	runtime.LockOSThread()
+	var started sync.WaitGroup
+	stop := make(chan struct{})
+	for range 3 { // threads of their own besides the runtime's
+		started.Add(1)
+		go func() {
+			runtime.LockOSThread()
+			started.Done()
+			<-stop
+		}()
+	}
+	started.Wait()
+	if err := ReleaseOtherThreads(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	self := unix.Gettid()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	lines := []string{cpusOf(self)}
+	for _, task := range tasks {
+		if tid, _ := strconv.Atoi(task.Name()); tid != self {
+			lines = append(lines, cpusOf(tid))
+		}
+	}
+	fmt.Println(strings.Join(lines, "\n"))
+	close(stop)
+	return 0
+}
+
+// cpusOf is the CPU list of thread tid of this process, as the kernel
+// writes it, or the error reading it.
+func cpusOf(tid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/status", tid))
+	if err != nil {
+		return err.Error()
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if list, ok := strings.CutPrefix(line, "Cpus_allowed_list:\t"); ok {
+			return list
+		}
+	}
+	return "no Cpus_allowed_list"
+}
+
+// TestReleaseOtherThreads: in a bound rank, the thread that releases the
+// others stays on the rank's CPU and every other thread may run on the
+// launcher's CPUs; a rank started unbound has nothing to release.
+func TestReleaseOtherThreads(t *testing.T) {
+	cpus := usable(t)
+	if len(cpus) < 2 {
+		t.Skip("one CPU: bound and released are the same set")
+	}
+	list := func(cpus ...int) string {
+		var set unix.CPUSet
+		for _, cpu := range cpus {
+			set.Set(cpu)
+		}
+		return formatCPUs(&set)
+	}
+	for _, bind := range []bool{true, false} {
+		cpu := cpus[len(cpus)-1]
+		var out, errOut bytes.Buffer
+		p, err := Start(Rank{Program: os.Args[0], Args: []string{"-test.run=^$"}, NProcs: 1, Bind: bind, CPU: cpu,
+			Env: append(os.Environ(), releaseHelper+"=1"), Stdout: &out, Stderr: &errOut})
+		require.NoError(t, err)
+		<-p.Done()
+		require.NoError(t, p.Err(), errOut.String())
+		threads := strings.Split(strings.TrimSpace(out.String()), "\n")
+		require.Greater(t, len(threads), 4, "the caller, three locked threads and the runtime's")
+		// The kernel writes ranges ("0-1"); compare sets.
+		self, others := kernelList(t, threads[0]), threads[1:]
+		if bind {
+			require.Equal(t, list(cpu), self, "the releasing thread stays bound")
+		} else {
+			require.Equal(t, list(cpus...), self, "an unbound rank stays unbound")
+		}
+		for _, other := range others {
+			require.Equal(t, list(cpus...), kernelList(t, other), "a thread other than the caller")
+		}
+	}
+}
+
+// kernelList turns the kernel's CPU list ("0-2,5") into formatCPUs's.
+func kernelList(t *testing.T, kernel string) string {
+	var set unix.CPUSet
+	for field := range strings.SplitSeq(kernel, ",") {
+		lo, hi, isRange := strings.Cut(field, "-")
+		first, err := strconv.Atoi(lo)
+		require.NoError(t, err, "CPU list %q", kernel)
+		last := first
+		if isRange {
+			last, err = strconv.Atoi(hi)
+			require.NoError(t, err, "CPU list %q", kernel)
+		}
+		for cpu := first; cpu <= last; cpu++ {
+			set.Set(cpu)
+		}
+	}
+	return formatCPUs(&set)
+}
+
+func TestCPUListsRoundTrip(t *testing.T) {
+	var set unix.CPUSet
+	for _, cpu := range []int{0, 3, 64, 1023} {
+		set.Set(cpu)
+	}
+	got, err := parseCPUs(formatCPUs(&set))
+	require.NoError(t, err)
+	require.Equal(t, set, got)
+	require.Equal(t, "0,3,64,1023", formatCPUs(&set))
+	for _, bad := range []string{"", "1,,2", "x", "-1", "1024", "0-3"} {
+		_, err := parseCPUs(bad)
+		require.Error(t, err, "%q", bad)
+	}
 }
