@@ -8,6 +8,7 @@ import "C"
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"unsafe"
 
@@ -34,10 +35,10 @@ func join() error {
 	if err != nil {
 		return err
 	}
-	// This call runs on the program's thread, locked to it.
+	// This call runs on the program's thread, locked to it. Failing, the
+	// job only runs slower: said, not fatal.
 	if err := launch.ReleaseOtherThreads(); err != nil {
-		n.Close()
-		return err
+		fmt.Fprintf(os.Stderr, "svm_init: %v (the library's threads stay on the rank's CPU)\n", err)
 	}
 	node = n
 	return nil

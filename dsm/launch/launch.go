@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,7 +67,11 @@ func Start(r Rank) (*Process, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	cmd.Env = append(env[:len(env):len(env)],
+	// The launcher's CPUs, set by startOn for a bound rank only: a value
+	// inherited from the caller's environment would bind an unbound
+	// rank's threads.
+	env = slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, EnvCPUs+"=") })
+	cmd.Env = append(env,
 		dsm.EnvSocket+"="+r.Socket,
 		dsm.EnvRank+"="+strconv.Itoa(r.Rank),
 		dsm.EnvNProcs+"="+strconv.Itoa(r.NProcs),

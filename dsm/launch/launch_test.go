@@ -199,8 +199,11 @@ func TestReleaseOtherThreads(t *testing.T) {
 	for _, bind := range []bool{true, false} {
 		cpu := cpus[len(cpus)-1]
 		var out, errOut bytes.Buffer
+		// A value left in the environment by an outer job is not the
+		// launcher's: it must not reach the rank.
+		env := append(os.Environ(), releaseHelper+"=1", EnvCPUs+"="+strconv.Itoa(cpu))
 		p, err := Start(Rank{Program: os.Args[0], Args: []string{"-test.run=^$"}, NProcs: 1, Bind: bind, CPU: cpu,
-			Env: append(os.Environ(), releaseHelper+"=1"), Stdout: &out, Stderr: &errOut})
+			Env: env, Stdout: &out, Stderr: &errOut})
 		require.NoError(t, err)
 		<-p.Done()
 		require.NoError(t, p.Err(), errOut.String())
