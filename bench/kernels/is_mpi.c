@@ -14,13 +14,15 @@ int main(int argc, char **argv) {
 	MPI_Comm_rank(MPI_COMM_WORLD, &me);
 	MPI_Comm_size(MPI_COMM_WORLD, &np);
 	long lo = (long)((int64_t)p.keys * me / np), count = (long)((int64_t)p.keys * (me + 1) / np) - lo;
-	int32_t *keys = malloc(sizeof(int32_t) * (size_t)(count + 1)), *ranks = malloc(sizeof(int32_t) * (size_t)(count + 1));
+	void *arrays[2] = {NULL, NULL};
 	int32_t *counts = malloc(sizeof(int32_t) * (size_t)p.max_key), *totals = malloc(sizeof(int32_t) * (size_t)p.max_key);
 	int32_t *less = malloc(sizeof(int32_t) * (size_t)p.max_key);
-	if (keys == NULL || ranks == NULL || counts == NULL || totals == NULL || less == NULL) {
+	if (arrays_apart(arrays, 2, sizeof(int32_t) * (size_t)(count + 1)) == NULL || counts == NULL || totals == NULL ||
+	    less == NULL) {
 		fprintf(stderr, "is-mpi: no memory for the keys\n");
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
+	int32_t *keys = arrays[0], *ranks = arrays[1];
 	is_generate(&p, keys, lo, count);
 	double start = 0;
 	for (int it = 1; it <= p.iters; it++) {

@@ -28,12 +28,13 @@ static int verify(const struct is *p, const int32_t *keys, const int32_t *less, 
 
 int main(int argc, char **argv) {
 	struct is p = is_args(argc, argv);
-	int32_t *keys = malloc(sizeof(int32_t) * (size_t)p.keys), *ranks = malloc(sizeof(int32_t) * (size_t)p.keys);
+	void *arrays[2] = {NULL, NULL};
 	int32_t *counts = malloc(sizeof(int32_t) * (size_t)p.max_key), *less = malloc(sizeof(int32_t) * (size_t)p.max_key);
-	if (keys == NULL || ranks == NULL || counts == NULL || less == NULL) {
+	if (arrays_apart(arrays, 2, sizeof(int32_t) * (size_t)p.keys) == NULL || counts == NULL || less == NULL) {
 		fprintf(stderr, "is-seq: no memory for the keys\n");
 		return 1;
 	}
+	int32_t *keys = arrays[0], *ranks = arrays[1];
 	is_generate(&p, keys, 0, p.keys);
 	double start = 0;
 	for (int it = 1; it <= p.iters; it++) {

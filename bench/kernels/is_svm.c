@@ -39,12 +39,13 @@ int main(int argc, char **argv) {
 	Tmk_barrier(0);
 	long lo = (long)((int64_t)p.keys * Tmk_proc_id / Tmk_nprocs);
 	long count = (long)((int64_t)p.keys * (Tmk_proc_id + 1) / Tmk_nprocs) - lo;
-	int32_t *keys = malloc(sizeof(int32_t) * (size_t)(count + 1)), *ranks = malloc(sizeof(int32_t) * (size_t)(count + 1));
+	void *arrays[2] = {NULL, NULL};
 	int32_t *counts = malloc(sizeof(int32_t) * (size_t)p.max_key), *less = malloc(sizeof(int32_t) * (size_t)p.max_key);
-	if (keys == NULL || ranks == NULL || counts == NULL || less == NULL) {
+	if (arrays_apart(arrays, 2, sizeof(int32_t) * (size_t)(count + 1)) == NULL || counts == NULL || less == NULL) {
 		fprintf(stderr, "is-svm: no memory for the keys\n");
 		Tmk_exit(1);
 	}
+	int32_t *keys = arrays[0], *ranks = arrays[1];
 	is_generate(&p, keys, lo, count);
 	Tmk_barrier(0);
 	double start = 0;

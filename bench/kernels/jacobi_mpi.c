@@ -14,11 +14,12 @@ int main(int argc, char **argv) {
 	int lo = band.lo, hi = band.hi, count = band.count;
 	/* Local row k + 1 is global row lo + k. */
 	size_t local = (size_t)(count + 2) * p.cols;
-	double *a = calloc(local, sizeof(double)), *b = calloc(local, sizeof(double));
-	if (a == NULL || b == NULL) {
+	void *arrays[2] = {NULL, NULL};
+	if (arrays_apart(arrays, 2, local * sizeof(double)) == NULL) {
 		fprintf(stderr, "jacobi-mpi: no memory for the band\n");
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
+	double *a = arrays[0], *b = arrays[1];
 	jacobi_init(&p, a + p.cols, b + p.cols, lo, count);
 	exchange(a, p.cols, MPI_DOUBLE, &band);
 	int first, last;

@@ -5,11 +5,12 @@
 
 int main(int argc, char **argv) {
 	struct jacobi p = jacobi_args(argc, argv);
-	double *a = malloc(jacobi_bytes(&p)), *b = malloc(jacobi_bytes(&p));
-	if (a == NULL || b == NULL) {
+	void *arrays[2] = {NULL, NULL}, *block = arrays_apart(arrays, 2, jacobi_bytes(&p));
+	if (block == NULL) {
 		fprintf(stderr, "jacobi-seq: no memory for the arrays\n");
 		return 1;
 	}
+	double *a = arrays[0], *b = arrays[1];
 	jacobi_init(&p, a, b, 0, p.rows);
 	double start = 0;
 	for (int it = 0; it < p.iters; it++) {
@@ -21,7 +22,6 @@ int main(int argc, char **argv) {
 	jacobi_params(&p, params, sizeof params);
 	jacobi_checksum(&p, a, b, checksum, sizeof checksum);
 	print_result("jacobi", "seq", params, 0, seconds, 0, "ok", checksum);
-	free(a);
-	free(b);
+	free(block);
 	return 0;
 }
