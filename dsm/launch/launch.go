@@ -134,7 +134,7 @@ func startOn(cmd *exec.Cmd, r Rank) error {
 // other threads are the Go runtime's: its monitor thread wakes every 20 µs
 // for a millisecond after each call that follows a pause of 10 ms, and
 // bound to the rank's CPU it takes that CPU from the computation at each
-// wake (the C IS kernel at one rank: 0.42 s bound, 0.35 s released).
+// wake (the C IS kernel at one rank: 0.402 s bound, 0.380 s released).
 // Threads started later inherit the CPU set of the thread that starts
 // them. Without EnvCPUs (the rank is not bound, or not by this package)
 // it does nothing.
