@@ -13,6 +13,9 @@ type allocator struct {
 	size uint64
 	free []span // sorted, disjoint, never adjacent
 	used map[uint64]uint64
+	// large holds the starts of the allocated blocks of at least
+	// largeBlock bytes.
+	large map[uint64]bool
 }
 
 // Two arrays a kernel streams through together run slower when their
@@ -37,7 +40,7 @@ type span struct{ off, len uint64 }
 func (s span) end() uint64 { return s.off + s.len }
 
 func newAllocator(size uint64) *allocator {
-	return &allocator{size: size, free: []span{{0, size}}, used: make(map[uint64]uint64)}
+	return &allocator{size: size, free: []span{{0, size}}, used: make(map[uint64]uint64), large: make(map[uint64]bool)}
 }
 
 // alloc returns the offset of size bytes aligned to align (a power of two).
@@ -64,6 +67,9 @@ func (a *allocator) alloc(size, align uint64) (uint64, error) {
 	}
 	a.free = slices.Replace(a.free, i, i+1, pieces...)
 	a.used[start] = size
+	if size >= largeBlock {
+		a.large[start] = true
+	}
 	return start, nil
 }
 
@@ -90,10 +96,7 @@ func (a *allocator) place(size, align uint64, apart bool) (int, uint64, bool) {
 // aliases reports whether a large block starting at off would start within
 // aliasGuard, modulo aliasPeriod, of a large block already allocated.
 func (a *allocator) aliases(off uint64) bool {
-	for start, size := range a.used {
-		if size < largeBlock {
-			continue
-		}
+	for start := range a.large {
 		d := (off - start) % aliasPeriod // wraps for off < start: the period divides 2^64
 		if d < aliasGuard || aliasPeriod-d < aliasGuard {
 			return true
@@ -113,6 +116,7 @@ func (a *allocator) release(off uint64) error {
 		return fmt.Errorf("offset %#x is not the start of an allocation", off)
 	}
 	delete(a.used, off)
+	delete(a.large, off)
 	i, _ := slices.BinarySearchFunc(a.free, off, func(s span, off uint64) int {
 		switch {
 		case s.off < off:

@@ -157,5 +157,6 @@ func TestLargeBlocksRandom(t *testing.T) {
 			require.NoError(t, a.release(off))
 		}
 		assert.Equal(t, []span{{0, 4 << 30}}, a.free, "seed %d: free list not coalesced", seed)
+		assert.Empty(t, a.large, "seed %d: a freed large block still counts", seed)
 	}
 }
