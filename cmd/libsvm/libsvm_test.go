@@ -14,7 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"golang.org/x/sys/unix"
+
+	"github.com/svmcluster/svm/dsm/launch"
 )
 
 // These tests build the installed layout (bin/svmf, lib/libsvm.a, include/)
@@ -176,15 +177,11 @@ func TestNativeCalls(t *testing.T) {
 // that joined stays there and the Go runtime's threads may run on any of
 // the launcher's CPUs; unbound, every thread may run anywhere.
 func TestRuntimeThreadsLeaveTheRanksCPU(t *testing.T) {
-	var set unix.CPUSet
-	require.NoError(t, unix.SchedGetaffinity(0, &set))
-	var cpus []int
-	for cpu := 0; len(cpus) < set.Count(); cpu++ {
-		if set.IsSet(cpu) {
-			cpus = append(cpus, cpu)
-		}
-	}
-	if len(cpus) < 2 {
+	// The CPUs svmf run -bind cpu gives the ranks: it decides as this
+	// process would.
+	cpus, err := launch.Bindings(2, launch.BindCPU)
+	require.NoError(t, err)
+	if cpus[0] == cpus[1] {
 		t.Skip("one CPU: bound and released are the same set")
 	}
 	// The kernel writes svmf's CPUs, this process's, as it writes a rank's.
@@ -203,7 +200,7 @@ func TestRuntimeThreadsLeaveTheRanksCPU(t *testing.T) {
 			rank, _ := strconv.Atoi(m[1])
 			caller := string(all[1])
 			if bind == "cpu" {
-				caller = strconv.Itoa(cpus[rank%len(cpus)])
+				caller = strconv.Itoa(cpus[rank])
 			}
 			assert.Equal(t, caller, m[2], "rank %d's own thread (-bind %s)", rank, bind)
 			others := strings.Fields(m[3])

@@ -167,14 +167,22 @@ func ReleaseOtherThreads() error {
 
 // formatCPUs writes set as EnvCPUs holds it.
 func formatCPUs(set *unix.CPUSet) string {
-	var cpus []string
-	for cpu, left := 0, set.Count(); left > 0; cpu++ {
+	var list []string
+	for _, cpu := range cpusIn(set) {
+		list = append(list, strconv.Itoa(cpu))
+	}
+	return strings.Join(list, ",")
+}
+
+// cpusIn lists the CPUs in set, in increasing order.
+func cpusIn(set *unix.CPUSet) []int {
+	var cpus []int
+	for cpu := 0; len(cpus) < set.Count(); cpu++ {
 		if set.IsSet(cpu) {
-			cpus = append(cpus, strconv.Itoa(cpu))
-			left--
+			cpus = append(cpus, cpu)
 		}
 	}
-	return strings.Join(cpus, ",")
+	return cpus
 }
 
 // parseCPUs reads a set of CPUs written by formatCPUs.
@@ -326,12 +334,7 @@ func Bindings(n int, policy string) ([]int, error) {
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return nil, fmt.Errorf("reading the CPUs this process may use: %w", err)
 	}
-	var cpus []int
-	for cpu := 0; len(cpus) < set.Count(); cpu++ {
-		if set.IsSet(cpu) {
-			cpus = append(cpus, cpu)
-		}
-	}
+	cpus := cpusIn(&set)
 	if (policy == BindAuto || policy == "") && n > len(cpus) {
 		return nil, nil
 	}

@@ -75,13 +75,7 @@ func TestStopLeavesNothingBehind(t *testing.T) {
 func usable(t *testing.T) []int {
 	var set unix.CPUSet
 	require.NoError(t, unix.SchedGetaffinity(0, &set))
-	var cpus []int
-	for cpu := 0; len(cpus) < set.Count(); cpu++ {
-		if set.IsSet(cpu) {
-			cpus = append(cpus, cpu)
-		}
-	}
-	return cpus
+	return cpusIn(&set)
 }
 
 func TestBindings(t *testing.T) {
