@@ -184,13 +184,18 @@ func (s *State) initHomes() {
 	s.homes.of = make([]int32, s.cfg.Pages)
 	s.homes.placed = make([]bool, s.cfg.Pages)
 	s.homes.epoch = make(protocol.VectorTime, s.cfg.NProcs)
+	// One allocation for the versions of the pages homed here, not one
+	// each: tens of thousands of small objects took longer to allocate
+	// than the pages' state.
+	vers := make([]version, (s.cfg.Pages-s.cfg.Rank+s.cfg.NProcs-1)/s.cfg.NProcs)
 	for p := range s.pages {
 		h := int32(p % s.cfg.NProcs)
 		s.homes.of[p] = h
 		pg := &s.pages[p]
 		pg.home.exported = true
 		if int(h) == s.cfg.Rank {
-			pg.home.ver = &version{}
+			pg.home.ver = &vers[0]
+			vers = vers[1:]
 		}
 	}
 }

@@ -308,14 +308,18 @@ func (e *Engine) Close() {
 	})
 }
 
-// closeHosts stops the fault readers and releases every rank.
+// closeHosts stops the fault readers and releases every rank, side by
+// side: the kernel frees a rank's memory as its memfd closes (shallow water
+// at 1024², 2 ranks: 25 ms in one thread, the job's last).
 func (e *Engine) closeHosts() {
 	unix.Write(e.stopFD, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+	var wg sync.WaitGroup
 	for _, h := range e.hosts {
 		if h != nil {
-			h.close()
+			wg.Go(h.close)
 		}
 	}
+	wg.Wait()
 	unix.Close(e.stopFD)
 }
 

@@ -15,7 +15,7 @@ package rank
 
 import (
 	"fmt"
-	"maps"
+	"math"
 	"slices"
 
 	"github.com/svmcluster/svm/barrier"
@@ -615,7 +615,7 @@ func (r *Rank) completeBarrier(c *barrier.Complete) error {
 	var placements []protocol.HomeRange
 	if whole {
 		var err error
-		if placements, err = mergePlacements(c); err != nil {
+		if placements, err = mergePlacements(c, r.cfg.Pages); err != nil {
 			return err
 		}
 	}
@@ -682,40 +682,64 @@ func (r *Rank) completeBarrier(c *barrier.Complete) error {
 // error. A soft placement (an allocation's first guess) gives way to any
 // other placement of the page, a soft one to the lowest rank's. The result
 // covers each placed page once, in page order.
-func mergePlacements(c *barrier.Complete) ([]protocol.HomeRange, error) {
+//
+// The pages are resolved in arrays over the span the placements cover, at
+// most the region's pages: 48 bytes a page, where the protocol keeps
+// hundreds; a placement beyond the region is an error. (Maps keyed by page took 8 ms for shallow water's 27 000
+// placed pages at 2 ranks, as long as its first time step.)
+func mergePlacements(c *barrier.Complete, pages int) ([]protocol.HomeRange, error) {
 	type placed struct {
-		home, by int
-		soft     bool
+		home, by  int
+		soft, set bool
 	}
-	var merged map[uint32]placed
+	lo, hi := uint64(math.MaxUint64), uint64(0)
+	for _, a := range c.Arrivals {
+		for _, h := range a.Homes {
+			end := uint64(h.First) + uint64(h.Count)
+			if end > uint64(pages) {
+				return nil, fmt.Errorf("barrier %d: rank %d places pages [%d,+%d), beyond the region's %d pages", c.Barrier, a.From, h.First, h.Count, pages)
+			}
+			if h.Count > 0 {
+				lo, hi = min(lo, uint64(h.First)), max(hi, end)
+			}
+		}
+	}
+	if lo >= hi {
+		return nil, nil
+	}
+	merged, own := make([]placed, hi-lo), make([]placed, hi-lo)
 	for _, a := range c.Arrivals {
 		if len(a.Homes) == 0 {
 			continue
 		}
-		own := make(map[uint32]placed)
+		clear(own)
 		for _, h := range a.Homes {
-			for p := h.First; p < h.First+h.Count; p++ {
-				if prev, ok := own[p]; !ok || prev.soft || !h.Soft {
-					own[p] = placed{home: h.Rank, by: a.From, soft: h.Soft}
+			pl := placed{home: h.Rank, by: a.From, soft: h.Soft, set: true}
+			for i := uint64(h.First) - lo; i < uint64(h.First)+uint64(h.Count)-lo; i++ {
+				if prev := own[i]; !prev.set || prev.soft || !h.Soft {
+					own[i] = pl
 				}
 			}
 		}
-		if merged == nil {
-			merged = make(map[uint32]placed, len(own))
-		}
-		for p, pl := range own {
-			prev, ok := merged[p]
+		for i, pl := range own {
+			if !pl.set {
+				continue
+			}
+			prev := merged[i]
 			switch {
-			case !ok, prev.soft && !pl.soft, prev.soft && pl.soft && pl.by < prev.by:
-				merged[p] = pl
+			case !prev.set, prev.soft && !pl.soft, prev.soft && pl.soft && pl.by < prev.by:
+				merged[i] = pl
 			case !pl.soft && !prev.soft && prev.home != pl.home:
-				return nil, fmt.Errorf("barrier %d: ranks %d and %d place page %d at different homes (ranks %d and %d)", c.Barrier, prev.by, a.From, p, prev.home, pl.home)
+				return nil, fmt.Errorf("barrier %d: ranks %d and %d place page %d at different homes (ranks %d and %d)", c.Barrier, prev.by, a.From, lo+uint64(i), prev.home, pl.home)
 			}
 		}
 	}
 	var out []protocol.HomeRange
-	for _, p := range slices.Sorted(maps.Keys(merged)) {
-		pl := merged[p]
+	for i, pl := range merged {
+		if !pl.set {
+			continue
+		}
+		p := uint32(lo + uint64(i))
 		if n := len(out); n > 0 && out[n-1].Rank == pl.home && out[n-1].Soft == pl.soft && uint64(out[n-1].First)+uint64(out[n-1].Count) == uint64(p) {
 			out[n-1].Count++
 			continue

@@ -1,6 +1,7 @@
 package rank
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -291,9 +292,14 @@ func TestMergePlacements(t *testing.T) {
 			[]protocol.HomeRange{hr(0, 2, 0, true), hr(2, 2, 1, true)}, ""},
 		{"a soft guess does not undo a rank's own hard one", [][]protocol.HomeRange{{hr(0, 2, 1, false), hr(0, 4, 0, true)}},
 			[]protocol.HomeRange{hr(0, 2, 1, false), hr(2, 2, 0, true)}, ""},
+		{"far apart", [][]protocol.HomeRange{{hr(60, 4, 1, false)}, {hr(0, 1, 0, true)}},
+			[]protocol.HomeRange{hr(0, 1, 0, true), hr(60, 4, 1, false)}, ""},
+		{"beyond the region", [][]protocol.HomeRange{{hr(0, 1, 0, false)}, {hr(62, 3, 1, false)}},
+			nil, "barrier 3: rank 1 places pages [62,+3), beyond the region's 64 pages"},
+		{"empty ranges", [][]protocol.HomeRange{{hr(5, 0, 0, false)}, {hr(9, 0, 1, true)}}, nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := mergePlacements(complete(tc.homes...))
+			got, err := mergePlacements(complete(tc.homes...), 64)
 			if tc.err != "" {
 				assert.EqualError(t, err, tc.err)
 				return
@@ -302,6 +308,78 @@ func TestMergePlacements(t *testing.T) {
 			assert.Equal(t, tc.want, got)
 		})
 	}
+}
+
+// TestMergePlacementsRandom compares the merge with its rules written page
+// by page, on random placements: overlapping, hard and soft, in any order.
+func TestMergePlacementsRandom(t *testing.T) {
+	type placed struct {
+		home, by int
+		soft     bool
+	}
+	// reference applies the rules of mergePlacements' comment to each page;
+	// conflicting reports whether two ranks place a page at different homes.
+	reference := func(c *barrier.Complete, pages int) (out []protocol.HomeRange, conflicting bool) {
+		merged := map[uint32]placed{}
+		for _, a := range c.Arrivals {
+			own := map[uint32]placed{}
+			for _, h := range a.Homes {
+				for p := h.First; p < h.First+h.Count; p++ {
+					if prev, ok := own[p]; !ok || prev.soft || !h.Soft {
+						own[p] = placed{h.Rank, a.From, h.Soft}
+					}
+				}
+			}
+			for p, pl := range own {
+				prev, ok := merged[p]
+				switch {
+				case !ok, prev.soft && !pl.soft, prev.soft && pl.soft && pl.by < prev.by:
+					merged[p] = pl
+				case !pl.soft && !prev.soft && prev.home != pl.home:
+					conflicting = true
+				}
+			}
+		}
+		for p := range uint32(pages) {
+			pl, ok := merged[p]
+			if !ok {
+				continue
+			}
+			if n := len(out); n > 0 && out[n-1].Rank == pl.home && out[n-1].Soft == pl.soft && out[n-1].First+out[n-1].Count == p {
+				out[n-1].Count++
+				continue
+			}
+			out = append(out, protocol.HomeRange{First: p, Count: 1, Rank: pl.home, Soft: pl.soft})
+		}
+		return out, conflicting
+	}
+	const pages, ranks = 40, 3
+	conflicts, merges := 0, 0
+	for seed := range uint64(3000) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		c := &barrier.Complete{Barrier: 1}
+		for r := range ranks {
+			var homes []protocol.HomeRange
+			for range rng.IntN(4) {
+				first := rng.IntN(pages)
+				homes = append(homes, protocol.HomeRange{First: uint32(first), Count: uint32(rng.IntN(pages - first + 1)),
+					Rank: rng.IntN(ranks), Soft: rng.IntN(3) > 0})
+			}
+			c.Arrivals = append(c.Arrivals, barrier.Arrival{From: r, BarrierArrive: &protocol.BarrierArrive{Homes: homes}})
+		}
+		want, conflicting := reference(c, pages)
+		got, err := mergePlacements(c, pages)
+		if conflicting {
+			conflicts++
+			require.ErrorContains(t, err, "at different homes", "seed %d", seed)
+			continue
+		}
+		merges++
+		require.NoError(t, err, "seed %d", seed)
+		require.Equal(t, want, got, "seed %d", seed)
+	}
+	assert.Greater(t, conflicts, 100)
+	assert.Greater(t, merges, 1000)
 }
 
 // TestAllocationPlacesHomes: with homes, a large allocation's whole pages
