@@ -102,10 +102,13 @@ type early struct {
 // homePage is the home-based state of one page.
 type homePage struct {
 	// ver is what this rank's copy holds, kept for pages it is or was home
-	// of; nil for others.
+	// of; nil for others. Read it with homeVersion: the pages homed here
+	// from the start get theirs at first use.
 	ver *version
-	// exported: a copy may be at another rank; writes here are tracked.
-	exported bool
+	// private: no copy is at another rank; writes here go untracked. The
+	// zero value, a page that may have copies elsewhere, is every page's
+	// start: the region's page states are left untouched until used.
+	private bool
 	// refresh: the acquire under way waits for the page, still mapped, to
 	// be brought up to date in place.
 	refresh bool
@@ -184,19 +187,8 @@ func (s *State) initHomes() {
 	s.homes.of = make([]int32, s.cfg.Pages)
 	s.homes.placed = make([]bool, s.cfg.Pages)
 	s.homes.epoch = make(protocol.VectorTime, s.cfg.NProcs)
-	// One allocation for the versions of the pages homed here, not one
-	// each: tens of thousands of small objects took longer to allocate
-	// than the pages' state.
-	vers := make([]version, (s.cfg.Pages-s.cfg.Rank+s.cfg.NProcs-1)/s.cfg.NProcs)
-	for p := range s.pages {
-		h := int32(p % s.cfg.NProcs)
-		s.homes.of[p] = h
-		pg := &s.pages[p]
-		pg.home.exported = true
-		if int(h) == s.cfg.Rank {
-			pg.home.ver = &vers[0]
-			vers = vers[1:]
-		}
+	for p := range s.homes.of {
+		s.homes.of[p] = int32(p % s.cfg.NProcs)
 	}
 }
 
@@ -210,6 +202,18 @@ func (s *State) Home(p uint32) int {
 
 func (s *State) homeOf(p uint32) int { return int(s.homes.of[p]) }
 
+// homeVersion returns what this rank's copy of page p holds if this rank is
+// or was p's home, else nil. A page homed here from the start gets its
+// version as it is first asked for: a version for each such page of the
+// region, made up front, took longer than the rest of the engine's start.
+func (s *State) homeVersion(p uint32) *version {
+	pg := &s.pages[p]
+	if pg.home.ver == nil && s.cfg.Homes && int(p)%s.cfg.NProcs == s.cfg.Rank {
+		pg.home.ver = &version{}
+	}
+	return pg.home.ver
+}
+
 // homedHere reports whether this rank is page p's home.
 func (s *State) homedHere(p uint32) bool {
 	return s.cfg.Homes && int(s.homes.of[p]) == s.cfg.Rank
@@ -218,7 +222,7 @@ func (s *State) homedHere(p uint32) bool {
 // holds reports whether this rank's copy of page p has interval id's writes
 // (only a copy with a version knows; others are stale at every notice).
 func (s *State) holds(p uint32, id protocol.IntervalID) bool {
-	v := s.pages[p].home.ver
+	v := s.homeVersion(p)
 	return v != nil && s.pages[p].home.fetchFrom == 0 && v.holds(id, s.cfg.Rank)
 }
 
@@ -226,7 +230,7 @@ func (s *State) holds(p uint32, id protocol.IntervalID) bool {
 func (s *State) accessHome(p uint32, write bool) {
 	pg := &s.pages[p]
 	switch {
-	case !pg.home.exported:
+	case pg.home.private:
 		s.mapWritable(p)
 	case write:
 		s.mapWritable(p)
@@ -247,7 +251,7 @@ func (s *State) dirtyHome(p uint32) {
 // their notice is going out, so the page goes untracked and writable.
 func (s *State) closeHome(p uint32) {
 	pg := &s.pages[p]
-	pg.home.exported = false
+	pg.home.private = true
 	s.touch(p)
 	if pg.protected || pg.state == ReadOnly {
 		// Protected ahead of the close, or exported again after the write:
@@ -287,7 +291,7 @@ func (s *State) HandleHomeDiffs(from int, m *protocol.HomeDiffs) error {
 		if err := s.checkPage(pd.Page); err != nil {
 			return fmt.Errorf("home diffs of interval %v: %w", m.Interval, err)
 		}
-		if s.pages[pd.Page].home.ver == nil {
+		if s.homeVersion(pd.Page) == nil {
 			return fmt.Errorf("home diffs of interval %v for page %d, which rank %d is not home of", m.Interval, pd.Page, s.cfg.Rank)
 		}
 		if err := diff.Diff(pd.Diff).Validate(s.cfg.PageSize); err != nil {
@@ -302,7 +306,7 @@ func (s *State) HandleHomeDiffs(from int, m *protocol.HomeDiffs) error {
 			// Not a write of this rank's open interval.
 			_ = d.ApplyValidated(pg.twin)
 		}
-		pg.home.ver.note(m.Interval)
+		s.homeVersion(pd.Page).note(m.Interval)
 		if pg.fetching > 0 {
 			pg.home.late = append(pg.home.late, d)
 		}
@@ -442,7 +446,7 @@ func (s *State) HandlePageRequest(from int, m *protocol.PageRequest) error {
 		if err := s.checkPage(pn.Page); err != nil {
 			return fmt.Errorf("page request %d from rank %d: %w", m.ID, from, err)
 		}
-		if s.pages[pn.Page].home.ver == nil {
+		if s.homeVersion(pn.Page) == nil {
 			return fmt.Errorf("page request %d from rank %d: page %d, which rank %d is not home of", m.ID, from, pn.Page, s.cfg.Rank)
 		}
 	}
@@ -506,8 +510,8 @@ func (s *State) pushesTo(r int) bool {
 // actions that came with it.
 func (s *State) export(p uint32) []byte {
 	pg := &s.pages[p]
-	if !pg.home.exported {
-		pg.home.exported = true
+	if pg.home.private {
+		pg.home.private = false
 		s.touch(p)
 		if s.inPlace(p) && pg.state == ReadWrite {
 			s.act(ActWriteProtect, p)
@@ -539,7 +543,7 @@ func (s *State) PushWritten() {
 		}
 		for p := range protocol.Pages(iv.Pages) {
 			pg := &s.pages[p]
-			if pg.home.pushTo != 0 && s.homedHere(p) && pg.home.ver != nil && pg.home.fetchFrom == 0 {
+			if pg.home.pushTo != 0 && s.homedHere(p) && s.homeVersion(p) != nil && pg.home.fetchFrom == 0 {
 				written = append(written, p)
 			}
 		}
@@ -552,7 +556,7 @@ func (s *State) PushWritten() {
 	to := make(map[int][]protocol.PushedPage)
 	for _, p := range written {
 		pg := &s.pages[p]
-		pp := protocol.PushedPage{Page: p, Holds: s.heldBy(pg.home.ver), Data: s.export(p)}
+		pp := protocol.PushedPage{Page: p, Holds: s.heldBy(s.homeVersion(p)), Data: s.export(p)}
 		for r := range min(s.cfg.NProcs, maxPushRanks) {
 			if pg.home.pushTo&(1<<r) != 0 {
 				to[r] = append(to[r], pp)
@@ -653,7 +657,7 @@ func (s *State) pushCovers(p uint32) bool {
 func (s *State) takePush(p uint32) {
 	pg := &s.pages[p]
 	s.takeCopy(p, pg.home.pushed.data)
-	if v := pg.home.ver; v != nil {
+	if v := s.homeVersion(p); v != nil {
 		for _, id := range pg.pending {
 			v.note(id)
 		}
@@ -773,9 +777,9 @@ func (s *State) HandlePageResponse(from int, m *protocol.PageResponse) error {
 			}
 		}
 		pg.pending = kept
-		if pg.home.ver != nil {
+		if v := s.homeVersion(p); v != nil {
 			for _, id := range req.needs[i].Need {
-				pg.home.ver.note(id)
+				v.note(id)
 			}
 			if pg.home.fetchFrom > 0 && !slices.ContainsFunc(pg.pending, func(id protocol.IntervalID) bool {
 				return id.Index <= pg.home.fetchUpTo[id.Rank]
@@ -986,7 +990,7 @@ func (s *State) moveHome(pl *homePlan, p uint32, to int32, epoch protocol.Vector
 	switch self {
 	case to:
 		s.stats.HomeMigrations++
-		v := pg.home.ver
+		v := s.homeVersion(p)
 		if v == nil {
 			v = &version{}
 			pg.home.ver = v
@@ -1001,7 +1005,7 @@ func (s *State) moveHome(pl *homePlan, p uint32, to int32, epoch protocol.Vector
 				s.planHomePage(pl, p)
 			}
 		}
-		pg.home.exported = true
+		pg.home.private = false
 		if !s.cfg.Funneled {
 			return // twinned and compared as before; only its diffs stay here
 		}
@@ -1021,7 +1025,7 @@ func (s *State) moveHome(pl *homePlan, p uint32, to int32, epoch protocol.Vector
 	case from:
 		// No longer the master: a copy like any other. Its version stays,
 		// for requests and diffs still on their way.
-		pg.home.exported = false
+		pg.home.private = true
 		if !s.cfg.Funneled {
 			return // twinned already
 		}

@@ -460,7 +460,7 @@ func (s *State) mustTrack(p uint32) bool {
 	case pg.state != ReadOnly && pg.state != ReadWrite:
 		return false
 	}
-	return !s.inPlace(p) || pg.home.exported || pg.state == ReadOnly
+	return !s.inPlace(p) || !pg.home.private || pg.state == ReadOnly
 }
 
 // touch notes that page p's mapping or tracking may have changed.
@@ -1176,7 +1176,7 @@ func (s *State) validated(p uint32) {
 			}
 			pg.idle = 0
 			s.dirty = append(s.dirty, p)
-		case pg.staleRW && s.inPlace(p) && !pg.home.exported:
+		case pg.staleRW && s.inPlace(p) && pg.home.private:
 			pg.state = ReadWrite
 		default:
 			pg.state = ReadOnly
