@@ -31,7 +31,7 @@ func (s *State) newPlan() *plan {
 // dominates are asked: a writer whose interval follows another's applied that
 // one's diff before writing, and holds it.
 func (s *State) sources(p uint32) [][]protocol.IntervalID {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	n := s.cfg.NProcs
 	newest := make([]*protocol.Interval, n)
 	for _, id := range pg.pending {
@@ -78,7 +78,7 @@ func compareID(a, b protocol.IntervalID) int {
 // request for the keeper's copy.
 func (s *State) planPage(pl *plan, p uint32) {
 	base := -1
-	if s.pages[p].state == Absent {
+	if s.pages.at(p).state == Absent {
 		base = int(s.keeper[p])
 	}
 	for r, ids := range s.sources(p) {
@@ -119,7 +119,7 @@ const (
 // movedOn reports whether page p's pending writes include one that followed
 // a write of this rank's to it (homeless).
 func (s *State) movedOn(p uint32) bool {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	own := uint32(0)
 	for _, h := range pg.diffs {
 		if h.id.Rank == s.cfg.Rank {
@@ -168,8 +168,8 @@ func (s *State) prefetchOutcome(used bool) {
 // writtenWith reports whether every write page q lacks is one that page p
 // lacks too: the same intervals wrote both.
 func (s *State) writtenWith(q, p uint32) bool {
-	for _, id := range s.pages[q].pending {
-		if !slices.Contains(s.pages[p].pending, id) {
+	for _, id := range s.pages.at(q).pending {
+		if !slices.Contains(s.pages.at(p).pending, id) {
 			return false
 		}
 	}
@@ -184,7 +184,7 @@ func (s *State) addPrefetch(pl *plan, primary uint32) {
 	kept := s.usedList[:0]
 	candidates := s.prefetchScratch[:0]
 	for _, q := range s.usedList {
-		pg := &s.pages[q]
+		pg := s.pages.at(q)
 		if !pg.used {
 			pg.listed = false
 			continue
@@ -236,7 +236,7 @@ func (s *State) addPrefetch(pl *plan, primary uint32) {
 				continue
 			}
 			moved++
-			s.pages[q].movedAhead = true
+			s.pages.at(q).movedAhead = true
 			s.movedUnknown++
 		}
 		s.planPage(pl, q)
@@ -266,7 +266,7 @@ func (s *State) send(pl *plan) {
 			id := s.nextReqID
 			s.requests[id] = &request{to: r, pages: chunk}
 			for _, pi := range chunk {
-				s.pages[pi.Page].fetching++
+				s.pages.at(pi.Page).fetching++
 			}
 			s.out.Messages = append(s.out.Messages, protocol.Envelope{
 				From: s.cfg.Rank, To: r,
@@ -285,9 +285,9 @@ func (s *State) HandleDiffRequest(from int, m *protocol.DiffRequest) error {
 			return fmt.Errorf("diff request %d from rank %d: %w", m.ID, from, err)
 		}
 		pd := protocol.PageDiffs{Page: pr.Page, Diffs: make([]protocol.IntervalDiff, 0, len(pr.Intervals))}
-		s.pages[pr.Page].joinable = 0 // the asker has this rank's writes of the page so far
+		s.pages.at(pr.Page).joinable = 0 // the asker has this rank's writes of the page so far
 		if pr.Base {
-			pg := &s.pages[pr.Page]
+			pg := s.pages.at(pr.Page)
 			switch {
 			case pg.state == Absent:
 				return fmt.Errorf("diff request %d from rank %d: page %d asked of rank %d, which dropped it", m.ID, from, pr.Page, s.cfg.Rank)
@@ -368,7 +368,7 @@ func (s *State) squash(ds []protocol.IntervalDiff) error {
 }
 
 func (s *State) diffOf(p uint32, id protocol.IntervalID) (diff.Diff, error) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	if h := findDiff(pg, id); h != nil {
 		return h.d, nil
 	}
@@ -397,7 +397,7 @@ func (s *State) HandleDiffResponse(from int, m *protocol.DiffResponse) error {
 	}
 	delete(s.requests, m.ID)
 	for _, pd := range m.Pages {
-		pg := &s.pages[pd.Page]
+		pg := s.pages.at(pd.Page)
 		if pd.Base != nil {
 			// The keeper's copy replaces the dropped one; the diffs that
 			// came since go on top of it when the page settles.
@@ -463,7 +463,7 @@ func (s *State) checkResponse(req *request, from int, m *protocol.DiffResponse) 
 // waits, it fetches again; otherwise the page is current and is mapped for
 // the accesses waiting on it.
 func (s *State) settle(p uint32) error {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	var ready, still []protocol.IntervalID
 	for _, id := range pg.pending {
 		if findDiff(pg, id) != nil {
@@ -526,15 +526,14 @@ func (s *State) Collect(upto protocol.VectorTime) error {
 	case !s.Settled():
 		return fmt.Errorf("collect while %d kept pages and %d diff requests are outstanding", s.keeping, len(s.requests))
 	}
-	for p := range s.pages {
-		for _, id := range s.pages[p].pending {
+	for p, pg := range s.pages.used() {
+		for _, id := range pg.pending {
 			if !upto.Covers(id) {
 				return fmt.Errorf("collect up to %v, but page %d has a write notice of interval %v from after it", upto, p, id)
 			}
 		}
 	}
-	for p := range s.pages {
-		pg := &s.pages[p]
+	for _, pg := range s.pages.used() {
 		switch pg.state {
 		case Invalid:
 			pg.state = Absent
@@ -558,8 +557,7 @@ func (s *State) Collect(upto protocol.VectorTime) error {
 		s.log[r] = slices.Clone(s.log[r][k:])
 		s.base[r] = upto[r]
 	}
-	for p := range s.pages {
-		pg := &s.pages[p]
+	for _, pg := range s.pages.used() {
 		kept := pg.diffs[:0]
 		for _, h := range pg.diffs {
 			if upto.Covers(h.id) {
@@ -579,9 +577,9 @@ func (s *State) Collect(upto protocol.VectorTime) error {
 	// Faults that waited while the rank was frozen fetch now.
 	s.frozen = false
 	pl := s.newPlan()
-	for p := range s.pages {
-		if pg := &s.pages[p]; pg.want != wantNone && pg.fetching == 0 {
-			s.planPage(pl, uint32(p))
+	for p, pg := range s.pages.used() {
+		if pg.want != wantNone && pg.fetching == 0 {
+			s.planPage(pl, p)
 		}
 	}
 	s.send(pl)
@@ -602,15 +600,14 @@ func (s *State) Collect(upto protocol.VectorTime) error {
 func (s *State) StartCollection() {
 	s.nextKeeper = s.electKeepers()
 	pl := s.newPlan()
-	for p := range s.pages {
-		pg := &s.pages[p]
+	for p, pg := range s.pages.used() {
 		if pg.state != Invalid || !(pg.used || s.nextKeeper[p] == int32(s.cfg.Rank)) {
 			continue
 		}
 		pg.keep = true
 		s.keeping++
 		if pg.fetching == 0 { // a fetch in flight settles, and fetches again if stale
-			s.planPage(pl, uint32(p))
+			s.planPage(pl, p)
 		}
 	}
 	s.send(pl)

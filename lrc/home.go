@@ -207,7 +207,7 @@ func (s *State) homeOf(p uint32) int { return int(s.homes.of[p]) }
 // version as it is first asked for: a version for each such page of the
 // region, made up front, took longer than the rest of the engine's start.
 func (s *State) homeVersion(p uint32) *version {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	if pg.home.ver == nil && s.cfg.Homes && int(p)%s.cfg.NProcs == s.cfg.Rank {
 		pg.home.ver = &version{}
 	}
@@ -223,12 +223,12 @@ func (s *State) homedHere(p uint32) bool {
 // (only a copy with a version knows; others are stale at every notice).
 func (s *State) holds(p uint32, id protocol.IntervalID) bool {
 	v := s.homeVersion(p)
-	return v != nil && s.pages[p].home.fetchFrom == 0 && v.holds(id, s.cfg.Rank)
+	return v != nil && s.pages.at(p).home.fetchFrom == 0 && v.holds(id, s.cfg.Rank)
 }
 
 // accessHome maps current page p, homed here, for a read or a write.
 func (s *State) accessHome(p uint32, write bool) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	switch {
 	case pg.home.private:
 		s.mapWritable(p)
@@ -243,14 +243,14 @@ func (s *State) accessHome(p uint32, write bool) {
 
 // dirtyHome records a tracked write to exported page p, homed here.
 func (s *State) dirtyHome(p uint32) {
-	s.pages[p].state = ReadWrite
+	s.pages.at(p).state = ReadWrite
 	s.dirty = append(s.dirty, p)
 }
 
 // closeHome ends the open interval's tracked writes to page p, homed here:
 // their notice is going out, so the page goes untracked and writable.
 func (s *State) closeHome(p uint32) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	pg.home.private = true
 	s.touch(p)
 	if pg.protected || pg.state == ReadOnly {
@@ -299,7 +299,7 @@ func (s *State) HandleHomeDiffs(from int, m *protocol.HomeDiffs) error {
 		}
 	}
 	for _, pd := range m.Pages {
-		pg := &s.pages[pd.Page]
+		pg := s.pages.at(pd.Page)
 		d := diff.Diff(pd.Diff)
 		_ = d.ApplyValidated(s.pageBytes(pd.Page)) // validated above
 		if pg.twin != nil {
@@ -322,7 +322,7 @@ func (s *State) HandleHomeDiffs(from int, m *protocol.HomeDiffs) error {
 
 // dropHeld drops the pending notices of page p that its copy now holds.
 func (s *State) dropHeld(p uint32) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	kept := pg.pending[:0]
 	for _, id := range pg.pending {
 		if !s.holds(p, id) {
@@ -344,7 +344,7 @@ func (s *State) newHomePlan() *homePlan {
 // source returns the rank to fetch invalid page p from, or -1 when the copy
 // here is completed by diffs on their way (this rank is home).
 func (s *State) source(p uint32) int {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	switch {
 	case pg.home.fetchFrom > 0:
 		return int(pg.home.fetchFrom) - 1
@@ -358,7 +358,7 @@ func (s *State) source(p uint32) int {
 // order; from the previous home, only those up to the move.
 func (s *State) need(p uint32) []protocol.IntervalID {
 	var need []protocol.IntervalID
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	for _, id := range pg.pending {
 		if pg.home.fetchFrom > 0 && id.Index > pg.home.fetchUpTo[id.Rank] {
 			continue
@@ -393,7 +393,7 @@ func (s *State) addHomePrefetch(pl *homePlan, primary uint32) {
 		return
 	}
 	for q := primary + 1; uint64(q) < uint64(s.cfg.Pages) && q-primary <= uint32(s.cfg.PrefetchLimit); q++ {
-		pg := &s.pages[q]
+		pg := s.pages.at(q)
 		if pg.state != Invalid || pg.fetching > 0 || s.source(q) != src {
 			break
 		}
@@ -420,7 +420,7 @@ func (s *State) sendHomePlan(pl *homePlan) {
 			id := s.nextReqID
 			s.requests[id] = &request{to: r, needs: chunk}
 			for _, pn := range chunk {
-				s.pages[pn.Page].fetching++
+				s.pages.at(pn.Page).fetching++
 			}
 			s.sendMsg(r, &protocol.PageRequest{ID: id, Pages: chunk, Epoch: s.homes.epochs})
 		}
@@ -473,7 +473,7 @@ func (s *State) serve(from int, m *protocol.PageRequest) {
 	resp := &protocol.PageResponse{ID: m.ID, Pages: make([]protocol.PageCopy, 0, len(m.Pages))}
 	for _, pn := range m.Pages {
 		if s.homedHere(pn.Page) && s.pushesTo(from) {
-			s.pages[pn.Page].home.pushTo |= 1 << from
+			s.pages.at(pn.Page).home.pushTo |= 1 << from
 		}
 		resp.Pages = append(resp.Pages, protocol.PageCopy{Page: pn.Page, Data: s.export(pn.Page)})
 	}
@@ -509,7 +509,7 @@ func (s *State) pushesTo(r int) bool {
 // this rank's memory itself: it is taken as the message is sent, after the
 // actions that came with it.
 func (s *State) export(p uint32) []byte {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	if pg.home.private {
 		pg.home.private = false
 		s.touch(p)
@@ -542,7 +542,7 @@ func (s *State) PushWritten() {
 			continue
 		}
 		for p := range protocol.Pages(iv.Pages) {
-			pg := &s.pages[p]
+			pg := s.pages.at(p)
 			if pg.home.pushTo != 0 && s.homedHere(p) && s.homeVersion(p) != nil && pg.home.fetchFrom == 0 {
 				written = append(written, p)
 			}
@@ -555,7 +555,7 @@ func (s *State) PushWritten() {
 	written = slices.Compact(written)
 	to := make(map[int][]protocol.PushedPage)
 	for _, p := range written {
-		pg := &s.pages[p]
+		pg := s.pages.at(p)
 		pp := protocol.PushedPage{Page: p, Holds: s.heldBy(s.homeVersion(p)), Data: s.export(p)}
 		for r := range min(s.cfg.NProcs, maxPushRanks) {
 			if pg.home.pushTo&(1<<r) != 0 {
@@ -605,7 +605,7 @@ func (s *State) HandlePagePush(from int, m *protocol.PagePush) error {
 		return nil
 	}
 	for _, pp := range m.Pages {
-		pg := &s.pages[pp.Page]
+		pg := s.pages.at(pp.Page)
 		if pg.home.pushed == nil {
 			s.homes.pushed = append(s.homes.pushed, pp.Page)
 		}
@@ -625,7 +625,7 @@ func (s *State) HandlePushStop(from int, m *protocol.PushStop) error {
 		}
 	}
 	for _, p := range m.Pages {
-		s.pages[p].home.pushTo &^= 1 << from
+		s.pages.at(p).home.pushTo &^= 1 << from
 	}
 	return nil
 }
@@ -634,7 +634,7 @@ func (s *State) HandlePushStop(from int, m *protocol.PushStop) error {
 // the barrier this rank is leaving that holds every notice the page waits
 // for and this rank's own diffs sent home.
 func (s *State) pushCovers(p uint32) bool {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	pp := pg.home.pushed
 	if pp == nil || pp.epoch+1 != s.homes.epochs || s.homedHere(p) || pg.home.fetchFrom > 0 || pg.fetching > 0 {
 		return false
@@ -655,7 +655,7 @@ func (s *State) pushCovers(p uint32) bool {
 // left unmapped (TakeZap drops it from the application), so that a fault
 // that shows it still in use costs no fetch.
 func (s *State) takePush(p uint32) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	s.takeCopy(p, pg.home.pushed.data)
 	if v := s.homeVersion(p); v != nil {
 		for _, id := range pg.pending {
@@ -686,7 +686,7 @@ func (s *State) dropPushes() {
 	stop := make(map[int][]uint32)
 	kept := s.homes.pushed[:0]
 	for _, p := range s.homes.pushed {
-		pg := &s.pages[p]
+		pg := s.pages.at(p)
 		pp := pg.home.pushed
 		switch {
 		case pp == nil:
@@ -713,7 +713,7 @@ func (s *State) dropPushes() {
 // takeCopy replaces this rank's copy of page p with data, keeping the writes
 // of the open interval (those that differ from the twin).
 func (s *State) takeCopy(p uint32, data []byte) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	page := s.pageBytes(p)
 	if pg.twin == nil {
 		copy(page, data)
@@ -757,7 +757,7 @@ func (s *State) HandlePageResponse(from int, m *protocol.PageResponse) error {
 	delete(s.requests, m.ID)
 	for i, pc := range m.Pages {
 		p := pc.Page
-		pg := &s.pages[p]
+		pg := s.pages.at(p)
 		page := s.pageBytes(p)
 		s.takeCopy(p, pc.Data)
 		// A push that came before this copy, from the same home, is older:
@@ -848,7 +848,7 @@ func (s *State) StartRefresh() {
 	}
 	pl := s.newHomePlan()
 	for _, p := range s.staleList {
-		pg := &s.pages[p]
+		pg := s.pages.at(p)
 		if !pg.stale || pg.home.refresh {
 			continue
 		}
@@ -983,7 +983,7 @@ func (s *State) moveHome(pl *homePlan, p uint32, to int32, epoch protocol.Vector
 		return
 	}
 	s.homes.of[p] = to
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	pg.home.pushTo = 0
 	s.touch(p)
 	self := int32(s.cfg.Rank)

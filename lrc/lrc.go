@@ -322,7 +322,7 @@ type State struct {
 	base protocol.VectorTime // intervals up to base were collected
 	// log[r][k] is interval base[r]+1+k of rank r.
 	log   [][]*protocol.Interval
-	pages []page
+	pages pageTable
 	dirty []uint32
 	// usedList holds candidate pages for prefetch; entries whose page is no
 	// longer used are dropped lazily.
@@ -392,7 +392,7 @@ func New(cfg Config, mem []byte) (*State, error) {
 		vt:       make(protocol.VectorTime, cfg.NProcs),
 		base:     make(protocol.VectorTime, cfg.NProcs),
 		log:      make([][]*protocol.Interval, cfg.NProcs),
-		pages:    make([]page, cfg.Pages),
+		pages:    newPageTable(cfg.Pages),
 		requests: make(map[uint32]*request),
 	}
 	if cfg.Homes {
@@ -407,7 +407,7 @@ func New(cfg Config, mem []byte) (*State, error) {
 func (s *State) VT() protocol.VectorTime { return s.vt.Clone() }
 
 // PageState returns the state of page p.
-func (s *State) PageState(p uint32) PageState { return s.pages[p].state }
+func (s *State) PageState(p uint32) PageState { return s.pages.at(p).state }
 
 // Invalid returns how many pages are invalid.
 func (s *State) Invalid() int { return s.invalid }
@@ -430,7 +430,7 @@ func (s *State) Metadata() int64 { return s.metadata }
 func (s *State) TakeOutput() Output {
 	var track []Action
 	for _, p := range s.touched {
-		pg := &s.pages[p]
+		pg := s.pages.at(p)
 		if t := s.mustTrack(p); t != pg.tracked {
 			pg.tracked = t
 			if t {
@@ -451,7 +451,7 @@ func (s *State) TakeOutput() Output {
 // AsyncWrites, a page the application has mapped, unless this rank writes it
 // in place with no copy elsewhere.
 func (s *State) mustTrack(p uint32) bool {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	switch {
 	case !s.cfg.AsyncWrites:
 		return false
@@ -479,7 +479,7 @@ func (s *State) touch(p uint32) {
 func (s *State) TakeZap() []uint32 {
 	var zap []uint32
 	for _, p := range s.staleList {
-		pg := &s.pages[p]
+		pg := s.pages.at(p)
 		if pg.stale && !pg.home.refresh {
 			pg.stale = false
 			zap = append(zap, p)
@@ -533,7 +533,7 @@ func (s *State) Fault(p uint32, write bool) error {
 	} else {
 		s.stats.ReadFaults++
 	}
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	if pg.state != ReadOnly && pg.state != ReadWrite {
 		pg.home.faultedIn()
 	}
@@ -592,7 +592,7 @@ const faultAround = 63
 // would map it.
 func (s *State) mapAround(p uint32) {
 	for q := p + 1; uint64(q) < uint64(s.cfg.Pages) && q-p <= faultAround; q++ {
-		if s.pages[q].state != Unmapped || !s.inPlace(q) {
+		if s.pages.at(q).state != Unmapped || !s.inPlace(q) {
 			return
 		}
 		s.accessHome(q, false)
@@ -609,7 +609,7 @@ func (s *State) inPlace(p uint32) bool { return s.cfg.Funneled && s.homedHere(p)
 
 // access maps current page p for a read or a write.
 func (s *State) access(p uint32, write bool) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	switch {
 	case pg.state == ReadWrite:
 		s.act(ActMapReadWrite, p) // wakes the faulting thread
@@ -633,7 +633,7 @@ func (s *State) access(p uint32, write bool) {
 
 // mapWritable maps a current page writable, whatever its mapping now.
 func (s *State) mapWritable(p uint32) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	switch pg.state {
 	case ReadOnly:
 		s.act(ActUnprotect, p)
@@ -663,7 +663,7 @@ func (s *State) Validate(first, count uint32, write bool) error {
 	pl := s.newPlan()
 	hpl := s.newHomePlan()
 	for p := first; p < first+count; p++ {
-		pg := &s.pages[p]
+		pg := s.pages.at(p)
 		switch {
 		case pg.state == Invalid || pg.state == Absent:
 			pg.want = max(pg.want, wantOf(write))
@@ -690,7 +690,7 @@ func (s *State) Validate(first, count uint32, write bool) error {
 // if write is set.
 func (s *State) Ready(first, count uint32, write bool) bool {
 	for p := first; p < first+count; p++ {
-		switch s.pages[p].state {
+		switch s.pages.at(p).state {
 		case ReadWrite:
 		case ReadOnly:
 			if write {
@@ -706,7 +706,7 @@ func (s *State) Ready(first, count uint32, write bool) bool {
 // beginWrite makes a current page this rank is not home of writable, with a
 // twin of the page as it is now.
 func (s *State) beginWrite(p uint32) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	s.takeTwin(p)
 	s.mapWritable(p)
 	pg.idle = 0
@@ -715,7 +715,7 @@ func (s *State) beginWrite(p uint32) {
 
 // takeTwin gives page p a twin of its current contents, unless it has one.
 func (s *State) takeTwin(p uint32) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	if pg.twin != nil {
 		return
 	}
@@ -739,7 +739,7 @@ func (s *State) Written(rs []protocol.PageRange) error {
 		}
 	}
 	for p := range protocol.Pages(rs) {
-		pg := &s.pages[p]
+		pg := s.pages.at(p)
 		switch pg.state {
 		case ReadWrite:
 			// Untracked, or already known written.
@@ -769,7 +769,7 @@ func (s *State) Written(rs []protocol.PageRange) error {
 // that comparison would be lost.
 func (s *State) ProtectDirty() {
 	for _, p := range s.dirty {
-		if pg := &s.pages[p]; !pg.protected && pg.state == ReadWrite {
+		if pg := s.pages.at(p); !pg.protected && pg.state == ReadWrite {
 			pg.protected = true
 			s.act(ActWriteProtect, p)
 		}
@@ -807,7 +807,7 @@ func (s *State) createDiff(p uint32) diff.Diff {
 		s.snapshot = make([]byte, s.cfg.PageSize)
 	}
 	copy(s.snapshot, s.pageBytes(p))
-	d, err := diff.AppendCreate(s.diffBuf[:0], s.pages[p].twin, s.snapshot)
+	d, err := diff.AppendCreate(s.diffBuf[:0], s.pages.at(p).twin, s.snapshot)
 	if err != nil {
 		panic(fmt.Sprintf("lrc: twin of page %d: %v", p, err)) // twin and page have the page size by construction
 	}
@@ -833,7 +833,7 @@ func (s *State) createDiff(p uint32) diff.Diff {
 // the diff is sent (keepers' copies included): whoever has it must find
 // the later writes in the later intervals' diffs.
 func (s *State) keepDiff(p uint32, idx uint32, d diff.Diff) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	id := protocol.IntervalID{Rank: s.cfg.Rank, Index: idx}
 	if pg.joinable > 0 {
 		h := &pg.diffs[pg.joinable-1]
@@ -883,7 +883,7 @@ func (s *State) closeInterval(active bool, invalidating map[uint32]bool) {
 	var changed, hot []uint32
 	var toHomes map[int][]protocol.PageDiff
 	for _, p := range s.dirty {
-		pg := &s.pages[p]
+		pg := s.pages.at(p)
 		if s.inPlace(p) {
 			// A tracked write to a page homed here: its notice tells every
 			// rank that may hold a copy, and it goes untracked until another
@@ -1118,7 +1118,7 @@ func (s *State) freshIntervals(ivs []protocol.Interval) ([]*protocol.Interval, e
 // invalidate records write notice id of page p, unless this rank's copy
 // holds it already (home-based: a diff that came before its notice).
 func (s *State) invalidate(p uint32, id protocol.IntervalID) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	pg.joinable = 0
 	if s.holds(p, id) {
 		return
@@ -1152,7 +1152,7 @@ func (s *State) invalidate(p uint32, id protocol.IntervalID) {
 // validated makes invalid page p current once nothing it waits for is
 // missing, and maps it for the accesses waiting on it.
 func (s *State) validated(p uint32) {
-	pg := &s.pages[p]
+	pg := s.pages.at(p)
 	pg.state = Unmapped
 	s.invalid--
 	if pg.keep {

@@ -157,7 +157,7 @@ func TestLocalFaultsAndIntervals(t *testing.T) {
 	s.CloseInterval()
 	assert.Equal(t, []Action{{ActWriteProtect, 1}}, c.actions(0), "and then page 1")
 	assert.Equal(t, ReadOnly, s.PageState(1))
-	assert.Equal(t, int64(0), s.Metadata()-intervalSize(&ivs[0])-int64(len(s.pages[1].diffs[0].d)), "no twin left")
+	assert.Equal(t, int64(0), s.Metadata()-intervalSize(&ivs[0])-int64(len(s.pages.at(1).diffs[0].d)), "no twin left")
 }
 
 // TestHotPages: a page changed in every interval stays writable; its writes
@@ -616,8 +616,8 @@ func TestCollect(t *testing.T) {
 	for r := range 3 {
 		require.NoError(t, c.st[r].Collect(upto))
 		hot := 0
-		for p := range c.st[r].pages {
-			if c.st[r].pages[p].state == ReadWrite {
+		for _, pg := range c.st[r].pages.used() {
+			if pg.state == ReadWrite {
 				hot++
 			}
 		}
@@ -1077,8 +1077,8 @@ func TestPrefetchPassesOverUnwanted(t *testing.T) {
 	writeAll()         // pages 0 and 1 in use: refreshed; 2 to 7 came for nothing
 	assert.Equal(t, []uint32{2}, fault(2), "pages 3 to 7 passed over")
 	assert.Equal(t, []uint32{5}, fault(5), "a fault on a page passed over fetches it")
-	assert.False(t, c.st[1].pages[5].home.unwanted, "faulted on: prefetched again")
-	assert.True(t, c.st[1].pages[6].home.unwanted)
+	assert.False(t, c.st[1].pages.at(5).home.unwanted, "faulted on: prefetched again")
+	assert.True(t, c.st[1].pages.at(6).home.unwanted)
 }
 
 // TestPushesAtBarriers: a home pushes the pages it wrote to the ranks it
@@ -1142,7 +1142,7 @@ func TestPushesAtBarriers(t *testing.T) {
 		}
 	})
 	assert.Equal(t, []uint32{0}, stops)
-	assert.Zero(t, c.st[0].pages[0].home.pushTo)
+	assert.Zero(t, c.st[0].pages.at(0).home.pushTo)
 	c.write(0, 0, 0, 62)
 	assert.Empty(t, sent(0, protocol.MsgPagePush, func() { barrier(c, nil) }))
 	assert.Equal(t, []byte{62}, c.read(1, 0, 0, 1))
@@ -1214,4 +1214,28 @@ func BenchmarkPrefetchSweep(b *testing.B) {
 			c.read(1, p, 0, 1)
 		}
 	}
+}
+
+// TestPageTableChunks: page states come in chunks allocated at first use,
+// the last one cut to the region; used yields the allocated ones in order.
+func TestPageTableChunks(t *testing.T) {
+	const n = 2<<chunkShift + 5
+	tb := newPageTable(n)
+	for p := range tb.used() {
+		t.Fatalf("page %d allocated before use", p)
+	}
+	tb.at(n - 1).state = ReadWrite
+	tb.at(3).idle = 7
+	assert.Equal(t, ReadWrite, tb.at(n-1).state, "a page keeps its state")
+	assert.Equal(t, uint8(7), tb.at(3).idle)
+	assert.Nil(t, tb.chunks[1], "the middle chunk, never used, is not allocated")
+	assert.Len(t, tb.chunks[2], 5, "the last chunk is cut to the region")
+	var seen []uint32
+	for p, pg := range tb.used() {
+		if pg.state == ReadWrite || pg.idle != 0 {
+			seen = append(seen, p)
+		}
+	}
+	assert.Equal(t, []uint32{3, n - 1}, seen)
+	assert.Panics(t, func() { tb.at(n) }, "a page beyond the region")
 }
