@@ -34,7 +34,12 @@ import (
 // every rank knows the same intervals, each rank moves, in the same way, the
 // home of every page that one rank alone wrote since the last such barrier
 // to that rank, unless the page was placed (SetHome in package rank): that
-// rank's copy is current, so nothing moves but the role. The placements
+// rank's copy is current, so nothing moves but the role. It moves so at the
+// first such barrier that finds a lone writer (first touch); after that,
+// only to a rank that alone wrote it in two such spans in a row that wrote
+// it: a page whose lone writers take turns (shallow water's periodic
+// copies: one rank's loop writes it, then another's) moved at every
+// barrier, each move a fetch of the page and a change of its protection. The placements
 // asked for since the last such barrier take effect at it; a rank placed as
 // the home of a page its copy lacks fetches it from the previous home first.
 // A soft placement (an allocation's guess: its pages in one block per rank,
@@ -73,6 +78,10 @@ type homes struct {
 	of []int32
 	// placed[p]: page p's home was placed by SetHome and never moves.
 	placed []bool
+	// alone[p] is 0 while no barrier of every rank has found one rank alone
+	// writing page p since the last one; else 1 + the rank that alone wrote
+	// it in the last such span that wrote it, or -1 if several did.
+	alone []int32
 	// epoch is the vector time at the last barrier of every rank: every rank
 	// knows every interval up to it, and the log holds none of them.
 	epoch protocol.VectorTime
@@ -186,6 +195,7 @@ func (v *version) note(id protocol.IntervalID) {
 func (s *State) initHomes() {
 	s.homes.of = make([]int32, s.cfg.Pages)
 	s.homes.placed = make([]bool, s.cfg.Pages)
+	s.homes.alone = make([]int32, s.cfg.Pages)
 	s.homes.epoch = make(protocol.VectorTime, s.cfg.NProcs)
 	for p := range s.homes.of {
 		s.homes.of[p] = int32(p % s.cfg.NProcs)
@@ -885,8 +895,9 @@ func (s *State) Refreshing() bool { return s.homes.refreshing > 0 }
 // time the barrier gathered (this rank may have closed one more interval
 // since: writes of other threads during the wait): it applies the placements
 // (merged, in order) and moves the home of each page that one rank alone
-// wrote since the last such barrier to it, then drops the interval history
-// up to epoch.
+// wrote since the last such barrier to it (the first time, or the second
+// time in a row: see homes.alone), then drops the interval history up to
+// epoch.
 func (s *State) EndEpoch(placements []protocol.HomeRange, epoch protocol.VectorTime) error {
 	if !s.cfg.Homes {
 		return nil
@@ -926,8 +937,14 @@ func (s *State) EndEpoch(placements []protocol.HomeRange, epoch protocol.VectorT
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(writer)) {
-		if w := writer[p]; w >= 0 && !s.homes.placed[p] {
+		w := writer[p]
+		if w >= 0 && !s.homes.placed[p] && (s.homes.alone[p] == 0 || s.homes.alone[p] == w+1) {
 			s.moveHome(pl, p, w, epoch)
+		}
+		if w >= 0 {
+			s.homes.alone[p] = w + 1
+		} else {
+			s.homes.alone[p] = -1
 		}
 	}
 	s.sendHomePlan(pl)

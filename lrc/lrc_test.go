@@ -874,6 +874,40 @@ func TestHomesMove(t *testing.T) {
 	assert.Equal(t, []byte{9}, c.read(1, 0, 0, 1))
 }
 
+// TestHomesStopTakingTurns: after its first move a page moves home only to
+// a rank that alone wrote it in two spans between barriers of every rank in
+// a row that wrote it; lone writers taking turns leave it where it is.
+func TestHomesStopTakingTurns(t *testing.T) {
+	c := homeCluster(t, 3, 3, false)
+	c.write(1, 0, 0, 1) // page 0 (home 0): rank 1 alone, the first time
+	barrier(c, nil)
+	assert.Equal(t, 1, c.st[0].Home(0), "the first lone writer takes the home")
+	for i := range 3 {
+		w := 2 - i%2 // ranks 2, 1 and 2 in turn
+		c.write(w, 0, 0, byte(10+i))
+		barrier(c, nil)
+		for r := range 3 {
+			assert.Equal(t, 1, c.st[r].Home(0), "turn %d: rank %d's view", i, r)
+		}
+	}
+	barrier(c, nil) // nobody writes: rank 2 was the last lone writer...
+	c.write(2, 0, 0, 20)
+	barrier(c, nil) // ... and is again, in the next span that writes the page
+	for r := range 3 {
+		assert.Equal(t, 2, c.st[r].Home(0), "rank %d: moved to the rank that wrote it twice in a row", r)
+	}
+	c.write(0, 0, 0, 30) // rank 0 and ...
+	c.write(1, 0, 1, 31) // ... rank 1: several writers
+	barrier(c, nil)
+	c.write(0, 0, 0, 32)
+	barrier(c, nil)
+	assert.Equal(t, 2, c.st[0].Home(0), "one lone span after a shared one does not move it")
+	c.write(0, 0, 0, 33)
+	barrier(c, nil)
+	assert.Equal(t, 0, c.st[1].Home(0), "two do")
+	assert.Equal(t, []byte{33, 31}, c.read(1, 0, 0, 2))
+}
+
 // barrier runs a barrier of every rank of c by hand, rank 0 managing, with
 // the placements given.
 func barrier(c *cluster, placements []protocol.HomeRange) {
