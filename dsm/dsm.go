@@ -29,7 +29,6 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -253,17 +252,16 @@ func boundCPU() (int, bool) {
 // A job of one rank needs no coherence: its region is private anonymous
 // memory, as a sequential program's heap is, and page faults are the
 // kernel's, without the engine's round trip (the engine never reads or
-// writes a lone rank's pages). It asks for transparent huge pages there:
-// a first touch then costs one fault per 2 MiB instead of one per page
-// (shallow water at 1024², 1 rank: 1.17× gfortran alone with the memfd's
-// pages, 1.02× with these). A kernel that refuses them keeps small pages.
+// writes a lone rank's pages). Its pages are small, as a sequential
+// program's are: transparent huge pages, asked for with madvise, made the
+// first touch of shallow water at 1024² (1 rank) a gamble on this
+// development machine's virtual memory, 0.49 or 0.65–0.71 s run by run
+// against a steady 0.54 s with small pages (gfortran alone 0.51 s, 11
+// interleaved rounds), and a job that touches a few elements of large
+// arrays cleared 2 MiB for each.
 func (n *Node) attach(memfd int, async bool) error {
 	if n.nprocs == 1 {
-		if err := mapFixed(n.base, n.size, -1); err != nil {
-			return err
-		}
-		_ = unix.Madvise(unsafe.Slice((*byte)(pointer(n.base)), n.size), unix.MADV_HUGEPAGE)
-		return nil
+		return mapFixed(n.base, n.size, -1)
 	}
 	if err := mapFixed(n.base, n.size, memfd); err != nil {
 		return err
