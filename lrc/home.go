@@ -39,9 +39,10 @@ import (
 // only to a rank that alone wrote it in two such spans in a row that wrote
 // it: a page whose lone writers take turns (shallow water's periodic
 // copies: one rank's loop writes it, then another's) moved at every
-// barrier, each move a fetch of the page and a change of its protection. The placements
-// asked for since the last such barrier take effect at it; a rank placed as
-// the home of a page its copy lacks fetches it from the previous home first.
+// barrier, each move a fetch of the page and a change of its protection.
+// The placements asked for since the last such barrier take effect at it;
+// a rank placed as the home of a page its copy lacks fetches it from the
+// previous home first.
 // A soft placement (an allocation's guess: its pages in one block per rank,
 // the layout of banded and block-distributed arrays) moves the home the
 // same way but does not pin it: a page one rank alone writes later still
