@@ -685,8 +685,9 @@ func (r *Rank) completeBarrier(c *barrier.Complete) error {
 //
 // The pages are resolved in arrays over the span the placements cover, at
 // most the region's pages: 48 bytes a page, where the protocol keeps
-// hundreds; a placement beyond the region is an error. (Maps keyed by page took 8 ms for shallow water's 27 000
-// placed pages at 2 ranks, as long as its first time step.)
+// hundreds; a placement beyond the region is an error. (Maps keyed by page
+// took 8 ms for shallow water's 27 000 placed pages at 2 ranks, as long as
+// its first time step.)
 func mergePlacements(c *barrier.Complete, pages int) ([]protocol.HomeRange, error) {
 	type placed struct {
 		home, by  int
