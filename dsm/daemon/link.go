@@ -34,8 +34,8 @@ type link struct {
 	// drained is signalled whenever the writer empties the queue.
 	drained *sync.Cond
 	wake    chan struct{}
-	err     error // why the link went down
-	done    chan struct{}
+	err     error         // why the link went down
+	done    chan struct{} // closed once down and onDown has returned
 	onDown  func(*link, error)
 }
 
@@ -185,7 +185,6 @@ func (l *link) down(err error) {
 	l.err = err
 	l.queue = nil
 	l.drained.Broadcast()
-	close(l.done)
 	l.mu.Unlock()
 	if l.conn != nil {
 		l.conn.Close()
@@ -193,6 +192,10 @@ func (l *link) down(err error) {
 	if l.onDown != nil {
 		l.onDown(l, err)
 	}
+	// Closed last: whoever waits for done (the redial loop) must find the
+	// loss already told, or a new link could replace this one first and
+	// linkDown would take the loss for an old link's.
+	close(l.done)
 }
 
 // flush waits until the queue is empty or the link is down, at most for d.
