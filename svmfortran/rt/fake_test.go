@@ -24,7 +24,8 @@ type fakeJob struct {
 	lockMu             []sync.Mutex
 	heap               uintptr
 	freed              map[uintptr]bool
-	mem                []byte // the bytes of the heap, from heapBase
+	malloced           map[uintptr]int // the size each Malloc asked, by address
+	mem                []byte          // the bytes of the heap, from heapBase
 }
 
 // heapBase is where the fake job's shared heap starts.
@@ -40,7 +41,8 @@ type gathering struct {
 
 func newFakeJob(n, locks, barriers int) *fakeJob {
 	j := &fakeJob{n: n, locks: locks, barriers: barriers, gathering: make(map[[2]int]*gathering),
-		counters: make(map[uint32]int64), lockMu: make([]sync.Mutex, locks), heap: heapBase, freed: make(map[uintptr]bool)}
+		counters: make(map[uint32]int64), lockMu: make([]sync.Mutex, locks), heap: heapBase, freed: make(map[uintptr]bool),
+		malloced: make(map[uintptr]int)}
 	j.cond = sync.NewCond(&j.mu)
 	return j
 }
@@ -124,6 +126,7 @@ func (f *fakeRank) Malloc(size int) (uintptr, error) {
 	f.job.mu.Lock()
 	defer f.job.mu.Unlock()
 	a := f.job.heap
+	f.job.malloced[a] = size
 	f.job.heap += (uintptr(size) + 15) &^ 15
 	f.job.mem = append(f.job.mem, make([]byte, f.job.heap-a)...)
 	return a, nil

@@ -87,9 +87,11 @@ type Runtime struct {
 	// held counts this rank's nested holds of each lock the runtime takes.
 	held    map[int]int
 	commons map[string]common
-	// blocks maps a shared block's aligned address to the address Malloc
-	// returned, on the master that allocated it.
-	blocks map[uintptr]uintptr
+	// blocks maps a shared block's address to the address Malloc returned,
+	// on the master that allocated it; coloured counts the master's blocks
+	// of more than a page (SharedAlloc).
+	blocks   map[uintptr]uintptr
+	coloured int
 	// out holds the values the master put for its next dispatch, in holds
 	// those of the last dispatch a member received and has not taken yet,
 	// and mail the master's message buffers, by nesting level (dispatch.go).

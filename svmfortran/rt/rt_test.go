@@ -430,10 +430,13 @@ func TestCriticalSectionsAndPageLocks(t *testing.T) {
 
 func TestSharedAllocation(t *testing.T) {
 	const n = 3
+	// 8209 bytes leave the next Malloc 16 bytes past a page boundary, where
+	// a coloured block starts furthest into what Malloc gave.
+	sizes := []int{1, 4096, 8209, 10000, 3*4096 + 1}
 	addrs := make([][]uintptr, n)
 	j := runJob(t, n, func(r *Runtime) error {
 		me := r.comm.Rank()
-		for _, size := range []int{1, 4096, 10000} {
+		for _, size := range sizes {
 			a, err := r.SharedAlloc(size)
 			if err != nil {
 				return err
@@ -455,7 +458,7 @@ func TestSharedAllocation(t *testing.T) {
 			return fmt.Errorf("COMMON /BLK/ with another size was accepted")
 		}
 		addrs[me] = append(addrs[me], c1)
-		for _, a := range addrs[me][:3] {
+		for _, a := range addrs[me][:len(sizes)] {
 			if err := r.SharedFree(a); err != nil {
 				return err
 			}
@@ -465,10 +468,27 @@ func TestSharedAllocation(t *testing.T) {
 	for rank := range n {
 		assert.Equal(t, addrs[0], addrs[rank], "rank %d", rank)
 	}
-	for _, a := range addrs[0] {
-		assert.Zero(t, a%4096, "%#x is not page aligned", a)
+	sizes = append(sizes, 800)
+	lines := make(map[uintptr]bool)
+	for i, a := range addrs[0] {
+		if sizes[i] <= 4096 {
+			assert.Zero(t, a%4096, "a block of %d bytes at %#x is not page aligned", sizes[i], a)
+		} else {
+			assert.Zero(t, a%64, "a block of %d bytes at %#x does not start a cache line", sizes[i], a)
+			assert.False(t, lines[a%4096], "two blocks of more than a page start at line %#x of their pages", a%4096)
+			lines[a%4096] = true
+		}
+		inside := false
+		for base, size := range j.malloced {
+			inside = inside || base <= a && a+uintptr(sizes[i]) <= base+uintptr(size)
+		}
+		assert.True(t, inside, "the block of %d bytes at %#x is not inside what Malloc gave", sizes[i], a)
+		for k, b := range addrs[0][:i] {
+			assert.True(t, a >= b+uintptr(sizes[k]) || b >= a+uintptr(sizes[i]), "blocks at %#x and %#x overlap", b, a)
+			assert.NotEqual(t, a/4096, b/4096, "blocks at %#x and %#x start on one page", b, a)
+		}
 	}
-	assert.Len(t, j.freed, 4)
+	assert.Len(t, j.freed, len(sizes))
 }
 
 func TestMisuse(t *testing.T) {

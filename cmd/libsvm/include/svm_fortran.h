@@ -154,8 +154,9 @@ void svm_page_unlock(void *ptr, size_t size);
 /* --- Shared data -------------------------------------------------------- */
 
 /* Shared variables of a subprogram: allocated by every member of the active
- * set (same address everywhere, page aligned), freed by every member with a
- * barrier over the set first. */
+ * set (same address everywhere, starting on a page of its own: a block of
+ * more than a page at a cache line of that page that differs from block to
+ * block), freed by every member with a barrier over the set first. */
 void *svm_shared_alloc(size_t size);
 void svm_shared_free(void *ptr);
 /* COMMON /name/: allocated for the active set when first named, the same
