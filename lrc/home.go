@@ -75,14 +75,10 @@ const (
 
 // homes is the home-based state of a rank.
 type homes struct {
-	// of[p] is the home of page p.
-	of []int32
-	// placed[p]: page p's home was placed by SetHome and never moves.
-	placed []bool
-	// alone[p] is 0 while no barrier of every rank has found one rank alone
-	// writing page p since the last one; else 1 + the rank that alone wrote
-	// it in the last such span that wrote it, or -1 if several did.
-	alone []int32
+	// of holds what every rank knows alike of each page's home, for the
+	// pages whose home has moved or been written alone: at -region 1T a
+	// value per page of the region, up front, took 2.4 GB a rank.
+	of chunked[pageHome]
 	// epoch is the vector time at the last barrier of every rank: every rank
 	// knows every interval up to it, and the log holds none of them.
 	epoch protocol.VectorTime
@@ -97,6 +93,20 @@ type homes struct {
 	refreshing int
 	// pushed lists the pages holding a push not yet taken or dropped.
 	pushed []uint32
+}
+
+// pageHome is what every rank knows alike of a page's home. The zero value
+// is a page's start: at its first home, written by no one alone yet.
+type pageHome struct {
+	// to is 1 + the page's home; 0 while it is at its first home, the page
+	// number modulo the ranks.
+	to int32
+	// alone is 0 while no barrier of every rank has found one rank alone
+	// writing the page since the last one; else 1 + the rank that alone
+	// wrote it in the last such span that wrote it, or -1 if several did.
+	alone int32
+	// placed: the home was placed by SetHome and never moves.
+	placed bool
 }
 
 type queuedRequest struct {
@@ -194,13 +204,8 @@ func (v *version) note(id protocol.IntervalID) {
 }
 
 func (s *State) initHomes() {
-	s.homes.of = make([]int32, s.cfg.Pages)
-	s.homes.placed = make([]bool, s.cfg.Pages)
-	s.homes.alone = make([]int32, s.cfg.Pages)
+	s.homes.of = newChunked[pageHome](s.cfg.Pages)
 	s.homes.epoch = make(protocol.VectorTime, s.cfg.NProcs)
-	for p := range s.homes.of {
-		s.homes.of[p] = int32(p % s.cfg.NProcs)
-	}
 }
 
 // Home returns the home of page p (-1 without the home-based protocol).
@@ -208,10 +213,15 @@ func (s *State) Home(p uint32) int {
 	if !s.cfg.Homes {
 		return -1
 	}
-	return int(s.homes.of[p])
+	return s.homeOf(p)
 }
 
-func (s *State) homeOf(p uint32) int { return int(s.homes.of[p]) }
+func (s *State) homeOf(p uint32) int {
+	if h := s.homes.of.peek(p); h != nil && h.to != 0 {
+		return int(h.to - 1)
+	}
+	return int(p) % s.cfg.NProcs
+}
 
 // homeVersion returns what this rank's copy of page p holds if this rank is
 // or was p's home, else nil. A page homed here from the start gets its
@@ -227,7 +237,7 @@ func (s *State) homeVersion(p uint32) *version {
 
 // homedHere reports whether this rank is page p's home.
 func (s *State) homedHere(p uint32) bool {
-	return s.cfg.Homes && int(s.homes.of[p]) == s.cfg.Rank
+	return s.cfg.Homes && s.homeOf(p) == s.cfg.Rank
 }
 
 // holds reports whether this rank's copy of page p has interval id's writes
@@ -930,22 +940,27 @@ func (s *State) EndEpoch(placements []protocol.HomeRange, epoch protocol.VectorT
 	pl := s.newHomePlan()
 	for _, h := range placements {
 		for p := h.First; p < h.First+h.Count; p++ {
-			if h.Soft && s.homes.placed[p] {
+			if ph := s.homes.of.peek(p); h.Soft && ph != nil && ph.placed {
 				continue // a first guess yields to a placement made before
 			}
-			s.homes.placed[p] = s.homes.placed[p] || !h.Soft
+			if !h.Soft {
+				s.homes.of.at(p).placed = true
+			}
 			s.moveHome(pl, p, int32(h.Rank), epoch)
 		}
 	}
 	for _, p := range slices.Sorted(maps.Keys(writer)) {
-		w := writer[p]
-		if w >= 0 && !s.homes.placed[p] && (s.homes.alone[p] == 0 || s.homes.alone[p] == w+1) {
+		w, h := writer[p], pageHome{}
+		if ph := s.homes.of.peek(p); ph != nil {
+			h = *ph
+		}
+		if w >= 0 && !h.placed && (h.alone == 0 || h.alone == w+1) {
 			s.moveHome(pl, p, w, epoch)
 		}
 		if w >= 0 {
-			s.homes.alone[p] = w + 1
+			s.homes.of.at(p).alone = w + 1
 		} else {
-			s.homes.alone[p] = -1
+			s.homes.of.at(p).alone = -1
 		}
 	}
 	s.sendHomePlan(pl)
@@ -996,11 +1011,11 @@ func checkPlacements(placements []protocol.HomeRange, cfg Config) error {
 // moveHome makes rank to the home of page p; a copy this rank must fetch
 // goes into pl.
 func (s *State) moveHome(pl *homePlan, p uint32, to int32, epoch protocol.VectorTime) {
-	from := s.homes.of[p]
+	from := int32(s.homeOf(p))
 	if from == to {
 		return
 	}
-	s.homes.of[p] = to
+	s.homes.of.at(p).to = to + 1
 	pg := s.pages.at(p)
 	pg.home.pushTo = 0
 	s.touch(p)

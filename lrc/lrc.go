@@ -322,7 +322,7 @@ type State struct {
 	base protocol.VectorTime // intervals up to base were collected
 	// log[r][k] is interval base[r]+1+k of rank r.
 	log   [][]*protocol.Interval
-	pages pageTable
+	pages chunked[page]
 	dirty []uint32
 	// usedList holds candidate pages for prefetch; entries whose page is no
 	// longer used are dropped lazily.
@@ -392,7 +392,7 @@ func New(cfg Config, mem []byte) (*State, error) {
 		vt:       make(protocol.VectorTime, cfg.NProcs),
 		base:     make(protocol.VectorTime, cfg.NProcs),
 		log:      make([][]*protocol.Interval, cfg.NProcs),
-		pages:    newPageTable(cfg.Pages),
+		pages:    newChunked[page](cfg.Pages),
 		requests: make(map[uint32]*request),
 	}
 	if cfg.Homes {

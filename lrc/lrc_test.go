@@ -2,6 +2,7 @@ package lrc
 
 import (
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -1254,7 +1255,7 @@ func BenchmarkPrefetchSweep(b *testing.B) {
 // the last one cut to the region; used yields the allocated ones in order.
 func TestPageTableChunks(t *testing.T) {
 	const n = 2<<chunkShift + 5
-	tb := newPageTable(n)
+	tb := newChunked[page](n)
 	for p := range tb.used() {
 		t.Fatalf("page %d allocated before use", p)
 	}
@@ -1272,4 +1273,38 @@ func TestPageTableChunks(t *testing.T) {
 	}
 	assert.Equal(t, []uint32{3, n - 1}, seen)
 	assert.Panics(t, func() { tb.at(n) }, "a page beyond the region")
+}
+
+// TestChunkedPeek: peek reads a page's value without allocating its chunk,
+// nil for a chunk never written.
+func TestChunkedPeek(t *testing.T) {
+	const n = 3<<chunkShift + 1
+	tb := newChunked[pageHome](n)
+	tb.at(5).to = 2
+	assert.Equal(t, &pageHome{to: 2}, tb.peek(5))
+	assert.Equal(t, &pageHome{}, tb.peek(6), "a page of an allocated chunk, never written")
+	assert.Nil(t, tb.peek(2<<chunkShift), "a page of a chunk never written")
+	assert.Nil(t, tb.chunks[2], "peek allocates nothing")
+	assert.Panics(t, func() { tb.peek(n) }, "a page beyond the region")
+}
+
+// TestHugeRegionCostsLittle: a State over a region of 2^24 pages (64 GiB of
+// 4 KiB pages) keeps no value per page up front: its home-based protocol
+// tells every page's first home without a table of them.
+func TestHugeRegionCostsLittle(t *testing.T) {
+	const pages = 1 << 24
+	mem := make([]byte, pages) // pages of one byte
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	s, err := New(Config{Rank: 1, NProcs: 3, PageSize: 1, Pages: pages, Homes: true}, mem)
+	require.NoError(t, err)
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated by New")
+	for _, p := range []uint32{0, 1, 2, pages/2 + 1, pages - 1} {
+		assert.Equal(t, int(p)%3, s.Home(p), "page %d", p)
+	}
+	assert.True(t, s.homedHere(pages-3), "(2^24-3) mod 3 = 1")
+	for p := range s.homes.of.used() {
+		t.Fatalf("page %d's home value allocated by reading homes", p)
+	}
 }

@@ -30,7 +30,7 @@ type host struct {
 	// in the memfd's page cache; both are guarded by it.
 	actMu     sync.Mutex
 	deferred  []pageAction
-	populated []uint64
+	populated pageBits
 	// ctl (with asynchronous write tracking) is the control area shared
 	// with the application: which pages it reports written, and its cached
 	// locks; ctlFD its memfd; written, the runs last taken from it.
@@ -88,7 +88,7 @@ func (e *Engine) newHost(r int) (*host, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: memory of rank %d: memfd_create: %w", r, err)
 	}
-	h := &host{id: r, memfd: memfd, uffd: -1, ctlFD: -1, populated: make([]uint64, (e.pages+63)/64)}
+	h := &host{id: r, memfd: memfd, uffd: -1, ctlFD: -1, populated: newPageBits(e.pages)}
 	if err := unix.Ftruncate(memfd, int64(e.cfg.RegionSize)); err != nil {
 		h.close()
 		return nil, fmt.Errorf("engine: memory of rank %d: %w", r, err)
@@ -285,15 +285,14 @@ func retry(f func() error) error {
 // engine touches few of them (a fault there is cheap), and setting up its
 // page tables for all of them cost a third of a large array's first touch.
 func (e *Engine) populate(h *host, first uint32, count int) error {
-	has := func(p uint32) bool { return h.populated[p/64]&(1<<(p%64)) != 0 }
 	end := first + uint32(count)
 	for p := first; p < end; {
-		if has(p) {
+		if h.populated.has(p) {
 			p++
 			continue
 		}
 		q := p + 1
-		for q < end && !has(q) {
+		for q < end && !h.populated.has(q) {
 			q++
 		}
 		off, n := int64(p)*int64(e.pageSize), int64(q-p)*int64(e.pageSize)
@@ -301,10 +300,31 @@ func (e *Engine) populate(h *host, first uint32, count int) error {
 			return fmt.Errorf("populating pages [%d,+%d): %w", p, q-p, err)
 		}
 		for ; p < q; p++ {
-			h.populated[p/64] |= 1 << (p % 64)
+			h.populated.set(p)
 		}
 	}
 	return nil
+}
+
+// pageBits is a bit a page of the region, in blocks of bitsBlock pages
+// allocated at their first bit set: a bitmap of the whole region up front
+// took 32 MB a rank at -region 1T.
+type pageBits [][]uint64
+
+const bitsBlock = 4096
+
+func newPageBits(pages int) pageBits { return make(pageBits, (pages+bitsBlock-1)/bitsBlock) }
+
+func (b pageBits) has(p uint32) bool {
+	blk := b[p/bitsBlock]
+	return blk != nil && blk[p%bitsBlock/64]&(1<<(p%64)) != 0
+}
+
+func (b pageBits) set(p uint32) {
+	if b[p/bitsBlock] == nil {
+		b[p/bitsBlock] = make([]uint64, bitsBlock/64)
+	}
+	b[p/bitsBlock][p%bitsBlock/64] |= 1 << (p % 64)
 }
 
 func (t *traffic) count(typ protocol.MsgType, peer, size int) {

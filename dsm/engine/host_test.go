@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,4 +31,31 @@ func TestTrafficByFlow(t *testing.T) {
 	}
 	assert.Equal(t, messages, tr.messages)
 	assert.Equal(t, bytes, tr.bytes)
+}
+
+// TestPageBits: bits set anywhere in a large region read back set, the
+// others clear, and only the blocks holding a set bit are allocated.
+func TestPageBits(t *testing.T) {
+	const pages = 1<<28 + 5 // a 1 TiB region of 4 KiB pages, and a block's end
+	b := newPageBits(pages)
+	set := []uint32{0, 63, 64, bitsBlock - 1, bitsBlock, 5 * bitsBlock, pages - 1}
+	for _, p := range set {
+		b.set(p)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 10000 {
+		p := uint32(rng.IntN(pages))
+		assert.Equal(t, slices.Contains(set, p), b.has(p), "page %d", p)
+	}
+	for _, p := range set {
+		assert.True(t, b.has(p), "page %d", p)
+	}
+	assert.False(t, b.has(1) || b.has(65) || b.has(bitsBlock+1) || b.has(pages-2))
+	allocated := 0
+	for _, blk := range b {
+		if blk != nil {
+			allocated++
+		}
+	}
+	assert.Equal(t, 4, allocated, "the blocks of pages 0-4095, 4096-8191, 20480-24575 and the last")
 }

@@ -104,22 +104,27 @@ func (s Settings) Check(maxRanks int) error {
 	return nil
 }
 
-// What an engine needs for each rank it hosts, measured: file descriptors
-// (its memory, its userfaultfd, its connection; and where svmd starts it,
-// its process and two output pipes, plus the descriptors exec holds for a
-// moment), and bytes of protocol state per page of the region (88 in the
-// page table of package lrc, the rest in the engine's own tables).
-// reservedFiles are left for everything else the process does.
+// What an engine needs for each rank it hosts when the job starts: file
+// descriptors (its memory, its userfaultfd, its connection; and where svmd
+// starts it, its process and two output pipes, plus the descriptors exec
+// holds for a moment), measured; and bytes of protocol state for the
+// region. The state of a page is allocated as the ranks first use it, in
+// chunks of chunkPages pages (packages lrc and engine): up front, only the
+// three tables' lists of chunks, and with the homeless protocol the keeper
+// of every page (4 bytes). reservedFiles are left for everything else the
+// process does.
 const (
-	filesPerRank  = 8
-	reservedFiles = 64
-	bytesPerPage  = 96
+	filesPerRank         = 8
+	reservedFiles        = 64
+	chunkPages           = 4096
+	bytesPerChunk        = 3 * 24
+	homelessBytesPerPage = 4
 )
 
 // CheckResources reports whether this process can host ranks ranks of a
 // job with these settings: enough free file descriptors under its limit,
-// and enough available memory for their page state, which the engine
-// allocates up front. Refusing here is the difference between a clear
+// and enough available memory for the page state the engine allocates up
+// front (upFrontBytes). Refusing here is the difference between a clear
 // error and a daemon killed by the kernel or out of descriptors halfway.
 func (s Settings) CheckResources(ranks int) error {
 	free, err := freeFiles()
@@ -134,12 +139,22 @@ func (s Settings) CheckResources(ranks int) error {
 	if err != nil {
 		return err
 	}
-	need := uint64(ranks) * (s.RegionSize / uint64(os.Getpagesize())) * bytesPerPage
-	if need > avail {
+	if need := uint64(ranks) * s.upFrontBytes(); need > avail {
 		return fmt.Errorf("-region %s: %d ranks here need about %d MiB of memory for their page state, and %d MiB is available",
 			sizeString(s.RegionSize), ranks, need>>20, avail>>20)
 	}
 	return nil
+}
+
+// upFrontBytes is the page state an engine allocates for one rank when the
+// job starts.
+func (s Settings) upFrontBytes() uint64 {
+	pages := s.RegionSize / uint64(os.Getpagesize())
+	bytes := (pages + chunkPages - 1) / chunkPages * bytesPerChunk
+	if s.Homeless {
+		bytes += pages * homelessBytesPerPage
+	}
+	return bytes
 }
 
 // freeFiles is how many more descriptors this process may open.

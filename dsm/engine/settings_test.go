@@ -55,17 +55,24 @@ func TestCheckResources(t *testing.T) {
 	}
 	assert.ErrorContains(t, err, "-np 65536: 65536 ranks here need about 524352 open files, and this process may open")
 
+	// The home-based protocol keeps no state per page of the region up
+	// front: four ranks of the largest region fit (4.5 MiB each).
 	s = DefaultSettings(4)
 	s.RegionSize = MaxRegionSize
+	require.NoError(t, s.CheckResources(4))
+	assert.Equal(t, uint64(1<<28/4096*72), s.upFrontBytes())
+	// The homeless protocol keeps a page's keeper, 4 bytes a page: 1 GiB a
+	// rank of a 1T region.
+	s.NProcs, s.Homeless = 64, true
 	avail, err := availableMemory()
 	require.NoError(t, err)
-	if 4*(MaxRegionSize>>12)*bytesPerPage <= avail {
-		t.Skipf("%d MiB available: four ranks of a 1T region fit", avail>>20)
+	if 64*s.upFrontBytes() <= avail {
+		t.Skipf("%d MiB available: 64 homeless ranks of a 1T region fit", avail>>20)
 	}
-	err = s.CheckResources(4)
-	assert.ErrorContains(t, err, "-region 1T: 4 ranks here need about 98304 MiB of memory for their page state, and")
+	err = s.CheckResources(64)
+	assert.ErrorContains(t, err, "-region 1T: 64 ranks here need about 65824 MiB of memory for their page state, and")
 	_, err = New(Config{Settings: s, Socket: filepath.Join(t.TempDir(), "s")})
-	assert.ErrorContains(t, err, "-region 1T: 4 ranks here need")
+	assert.ErrorContains(t, err, "-region 1T: 64 ranks here need")
 }
 
 func TestSizeString(t *testing.T) {
