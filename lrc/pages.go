@@ -9,10 +9,15 @@ import "iter"
 // the runtime's collector read them all at its first cycle.
 const chunkShift = 12
 
-// chunked holds a value per page of a region in chunks allocated at the
-// first write to any of them: a page never written reads as the zero
-// value, and a region mostly untouched costs little. Page states (page)
-// and what every rank knows of the pages' homes (pageHome) are kept so.
+// ChunkPages is how many pages' protocol state is allocated together: an
+// engine keeping its own values per page does the same (package engine).
+const ChunkPages = 1 << chunkShift
+
+// chunked holds a value per page of a region in chunks, each allocated when
+// at first asks for one of its pages: a page never asked for has the zero
+// value, and a region mostly untouched costs little. Page states (page; a
+// page's zero state is current, all zeros, and unmapped) and what every
+// rank knows of the pages' homes (pageHome) are kept so.
 type chunked[T any] struct {
 	chunks [][]T
 	n      int // pages in the region

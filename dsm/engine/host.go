@@ -311,7 +311,7 @@ func (e *Engine) populate(h *host, first uint32, count int) error {
 // took 32 MB a rank at -region 1T.
 type pageBits [][]uint64
 
-const bitsBlock = 4096
+const bitsBlock = lrc.ChunkPages
 
 func newPageBits(pages int) pageBits { return make(pageBits, (pages+bitsBlock-1)/bitsBlock) }
 

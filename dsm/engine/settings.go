@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/svmcluster/svm/dsm/rank"
+	"github.com/svmcluster/svm/lrc"
 )
 
 // Settings are a job's settings: the same in every engine of the job.
@@ -109,14 +110,13 @@ func (s Settings) Check(maxRanks int) error {
 // starts it, its process and two output pipes, plus the descriptors exec
 // holds for a moment), measured; and bytes of protocol state for the
 // region. The state of a page is allocated as the ranks first use it, in
-// chunks of chunkPages pages (packages lrc and engine): up front, only the
-// three tables' lists of chunks, and with the homeless protocol the keeper
-// of every page (4 bytes). reservedFiles are left for everything else the
-// process does.
+// chunks of lrc.ChunkPages pages (lrc's page states and homes, the
+// engine's pageBits): up front, only the three tables' lists of chunks (a
+// slice each), and with the homeless protocol the keeper of every page (4
+// bytes). reservedFiles are left for everything else the process does.
 const (
 	filesPerRank         = 8
 	reservedFiles        = 64
-	chunkPages           = 4096
 	bytesPerChunk        = 3 * 24
 	homelessBytesPerPage = 4
 )
@@ -150,11 +150,11 @@ func (s Settings) CheckResources(ranks int) error {
 // job starts.
 func (s Settings) upFrontBytes() uint64 {
 	pages := s.RegionSize / uint64(os.Getpagesize())
-	bytes := (pages + chunkPages - 1) / chunkPages * bytesPerChunk
+	n := (pages + lrc.ChunkPages - 1) / lrc.ChunkPages * bytesPerChunk
 	if s.Homeless {
-		bytes += pages * homelessBytesPerPage
+		n += pages * homelessBytesPerPage
 	}
-	return bytes
+	return n
 }
 
 // freeFiles is how many more descriptors this process may open.
