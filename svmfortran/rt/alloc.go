@@ -24,10 +24,10 @@ const (
 	colours   = 64
 )
 
-// SharedAlloc allocates size bytes on pages of their own for the active
-// processor set: every member calls it and gets the same address. The
-// master allocates; the address reaches the others with the ordering of a
-// barrier.
+// SharedAlloc allocates size bytes, starting on a page of their own, for
+// the active processor set: every member calls it and gets the same
+// address. The master allocates; the address reaches the others with the
+// ordering of a barrier.
 func (r *Runtime) SharedAlloc(size int) (uintptr, error) {
 	if size <= 0 {
 		return 0, fmt.Errorf("shared allocation of %d bytes", size)
