@@ -1073,6 +1073,40 @@ func TestFaultAround(t *testing.T) {
 	assert.Len(t, maps(1), 1, "a page fetched from its home maps alone")
 }
 
+// TestFaultAroundWrite: after a write fault the pages mapped around are
+// mapped writable and count as written in the open interval, so the
+// application fills them without a fault; after a read, read-only.
+func TestFaultAroundWrite(t *testing.T) {
+	const pages = 100
+	c := homeCluster(t, 2, pages, true)
+	barrier(c, []protocol.HomeRange{{First: 0, Count: pages, Rank: 0}})
+	c.actions(0)
+	c.write(0, 10, 0, 1)
+	var kinds []ActionKind
+	for _, a := range c.actions(0) {
+		if a.Kind == ActMapReadOnly || a.Kind == ActMapReadWrite {
+			kinds = append(kinds, a.Kind)
+		}
+	}
+	require.Len(t, kinds, 1+faultAround)
+	for i, k := range kinds {
+		assert.Equal(t, ActMapReadWrite, k, "page %d", 10+i)
+	}
+	assert.Len(t, c.st[0].dirty, 1+faultAround, "written in the open interval")
+	c.read(0, 80, 0, 1)
+	for _, a := range c.actions(0) {
+		if a.Page > 80 && (a.Kind == ActMapReadOnly || a.Kind == ActMapReadWrite) {
+			assert.Equal(t, ActMapReadOnly, a.Kind, "page %d mapped around a read", a.Page)
+		}
+	}
+	// Rank 1 read page 20 before: the notice of the page mapped around
+	// drops its copy, and the copy it fetches again is the same.
+	c.read(1, 20, 0, 1)
+	barrier(c, nil)
+	assert.Equal(t, []byte{0}, c.read(1, 20, 0, 1))
+	assert.Equal(t, []byte{1}, c.read(1, 10, 0, 1))
+}
+
 // TestPrefetchPassesOverUnwanted: a fault on a page homed elsewhere brings
 // the invalid pages after it from the same home; those the application did
 // not touch before they were invalidated again are passed over by the next
