@@ -98,8 +98,8 @@ type homes struct {
 // pageHome is what every rank knows alike of a page's home. The zero value
 // is a page's start: at its first home, written by no one alone yet.
 type pageHome struct {
-	// to is 1 + the page's home; 0 while it is at its first home, the page
-	// number modulo the ranks.
+	// to is 1 + the page's home; 0 while it is at its first home
+	// (firstHome).
 	to int32
 	// alone is 0 while no barrier of every rank has found one rank alone
 	// writing the page since the last one; else 1 + the rank that alone
@@ -220,8 +220,11 @@ func (s *State) homeOf(p uint32) int {
 	if h := s.homes.of.peek(p); h != nil && h.to != 0 {
 		return int(h.to - 1)
 	}
-	return int(p) % s.cfg.NProcs
+	return s.firstHome(p)
 }
+
+// firstHome is page p's home until one is placed or moves it.
+func (s *State) firstHome(p uint32) int { return int(p) % s.cfg.NProcs }
 
 // homeVersion returns what this rank's copy of page p holds if this rank is
 // or was p's home, else nil. A page homed here from the start gets its
@@ -229,7 +232,7 @@ func (s *State) homeOf(p uint32) int {
 // region, made up front, took longer than the rest of the engine's start.
 func (s *State) homeVersion(p uint32) *version {
 	pg := s.pages.at(p)
-	if pg.home.ver == nil && s.cfg.Homes && int(p)%s.cfg.NProcs == s.cfg.Rank {
+	if pg.home.ver == nil && s.cfg.Homes && s.firstHome(p) == s.cfg.Rank {
 		pg.home.ver = &version{}
 	}
 	return pg.home.ver

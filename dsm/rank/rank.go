@@ -15,7 +15,6 @@ package rank
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/svmcluster/svm/barrier"
@@ -683,17 +682,19 @@ func (r *Rank) completeBarrier(c *barrier.Complete) error {
 // other placement of the page, a soft one to the lowest rank's. The result
 // covers each placed page once, in page order.
 //
-// The pages are resolved in arrays over the span the placements cover, at
-// most the region's pages: 48 bytes a page, where the protocol keeps
-// hundreds; a placement beyond the region is an error. (Maps keyed by page
-// took 8 ms for shallow water's 27 000 placed pages at 2 ranks, as long as
-// its first time step.)
+// The placements' ends cut the pages they cover into segments, each covered
+// by the same placements throughout, and the rules are applied segment by
+// segment: the work and memory follow the placements, not the pages (maps
+// keyed by page took 8 ms for shallow water's 27 000 placed pages at 2
+// ranks, as long as its first time step; arrays over the span placed would
+// take 48 bytes a page of a 1T region for two placements at its ends). A
+// placement beyond the region is an error.
 func mergePlacements(c *barrier.Complete, pages int) ([]protocol.HomeRange, error) {
 	type placed struct {
 		home, by  int
 		soft, set bool
 	}
-	lo, hi := uint64(math.MaxUint64), uint64(0)
+	var cuts []uint64
 	for _, a := range c.Arrivals {
 		for _, h := range a.Homes {
 			end := uint64(h.First) + uint64(h.Count)
@@ -701,22 +702,31 @@ func mergePlacements(c *barrier.Complete, pages int) ([]protocol.HomeRange, erro
 				return nil, fmt.Errorf("barrier %d: rank %d places pages [%d,+%d), beyond the region's %d pages", c.Barrier, a.From, h.First, h.Count, pages)
 			}
 			if h.Count > 0 {
-				lo, hi = min(lo, uint64(h.First)), max(hi, end)
+				cuts = append(cuts, uint64(h.First), end)
 			}
 		}
 	}
-	if lo >= hi {
+	if len(cuts) == 0 {
 		return nil, nil
 	}
-	merged, own := make([]placed, hi-lo), make([]placed, hi-lo)
+	slices.Sort(cuts)
+	cuts = slices.Compact(cuts)
+	segment := func(p uint64) int {
+		i, _ := slices.BinarySearch(cuts, p)
+		return i
+	}
+	merged, own := make([]placed, len(cuts)-1), make([]placed, len(cuts)-1)
 	for _, a := range c.Arrivals {
 		if len(a.Homes) == 0 {
 			continue
 		}
 		clear(own)
 		for _, h := range a.Homes {
+			if h.Count == 0 {
+				continue
+			}
 			pl := placed{home: h.Rank, by: a.From, soft: h.Soft, set: true}
-			for i := uint64(h.First) - lo; i < uint64(h.First)+uint64(h.Count)-lo; i++ {
+			for i := segment(uint64(h.First)); i < segment(uint64(h.First)+uint64(h.Count)); i++ {
 				if prev := own[i]; !prev.set || prev.soft || !h.Soft {
 					own[i] = pl
 				}
@@ -731,7 +741,7 @@ func mergePlacements(c *barrier.Complete, pages int) ([]protocol.HomeRange, erro
 			case !prev.set, prev.soft && !pl.soft, prev.soft && pl.soft && pl.by < prev.by:
 				merged[i] = pl
 			case !pl.soft && !prev.soft && prev.home != pl.home:
-				return nil, fmt.Errorf("barrier %d: ranks %d and %d place page %d at different homes (ranks %d and %d)", c.Barrier, prev.by, a.From, lo+uint64(i), prev.home, pl.home)
+				return nil, fmt.Errorf("barrier %d: ranks %d and %d place page %d at different homes (ranks %d and %d)", c.Barrier, prev.by, a.From, cuts[i], prev.home, pl.home)
 			}
 		}
 	}
@@ -740,12 +750,12 @@ func mergePlacements(c *barrier.Complete, pages int) ([]protocol.HomeRange, erro
 		if !pl.set {
 			continue
 		}
-		p := uint32(lo + uint64(i))
-		if n := len(out); n > 0 && out[n-1].Rank == pl.home && out[n-1].Soft == pl.soft && uint64(out[n-1].First)+uint64(out[n-1].Count) == uint64(p) {
-			out[n-1].Count++
+		first, count := uint32(cuts[i]), uint32(cuts[i+1]-cuts[i])
+		if n := len(out); n > 0 && out[n-1].Rank == pl.home && out[n-1].Soft == pl.soft && out[n-1].First+out[n-1].Count == first {
+			out[n-1].Count += count
 			continue
 		}
-		out = append(out, protocol.HomeRange{First: p, Count: 1, Rank: pl.home, Soft: pl.soft})
+		out = append(out, protocol.HomeRange{First: first, Count: count, Rank: pl.home, Soft: pl.soft})
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package rank
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -380,6 +381,23 @@ func TestMergePlacementsRandom(t *testing.T) {
 	}
 	assert.Greater(t, conflicts, 100)
 	assert.Greater(t, merges, 1000)
+}
+
+// TestMergePlacementsFarApart: placements at the two ends of a large region
+// cost the merge what they are, not the pages between them.
+func TestMergePlacementsFarApart(t *testing.T) {
+	const pages = 1 << 20
+	c := &barrier.Complete{Barrier: 1, Arrivals: []barrier.Arrival{
+		{From: 0, BarrierArrive: &protocol.BarrierArrive{Homes: []protocol.HomeRange{{First: 0, Count: 2, Rank: 0}}}},
+		{From: 1, BarrierArrive: &protocol.BarrierArrive{Homes: []protocol.HomeRange{{First: pages - 3, Count: 3, Rank: 1, Soft: true}}}},
+	}}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err := mergePlacements(c, pages)
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Equal(t, []protocol.HomeRange{{First: 0, Count: 2, Rank: 0}, {First: pages - 3, Count: 3, Rank: 1, Soft: true}}, got)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<10), "bytes allocated by the merge")
 }
 
 // TestAllocationPlacesHomes: with homes, a large allocation's whole pages
