@@ -73,6 +73,8 @@ func writeYardstick(w io.Writer, s yardSummary) error {
 			"after the start, the allocation, the initialisation and the first iteration, and before the check. "+
 			"A Go program's is its timed part (bench/results/results.md has these programs at the study's sizes, with their messages). "+
 			"The Fortran program's is the whole process, start to exit, as the harness measures it: its SVM runs include starting the job, its MPI runs mpirun's start. "+
+			"Its row \"a step\" is a time step alone: each of its runs is the program at fewer steps, then at the full count, and its time is theirs apart over the steps apart, "+
+			"which leaves out the start, the setup and the end (mpirun's start and SVM's alike): a program of many steps tends to its speedup. "+
 			"Speedup is the sequential time over the job's; SVM ÷ MPI is the SVM job's time over the MPI job's at the same rank count; "+
 			"the one-rank overhead is the 1-rank SVM time over the sequential time. "+
 			"%s marks SVM ÷ MPI above %.2f and a one-rank overhead above %.2f: the goals. "+
@@ -106,15 +108,15 @@ func writeYardstick(w io.Writer, s yardSummary) error {
 	p.printf("From the module's root, after the harness has built the programs into %s:\n", s.display([]string{s.exe("")}))
 	for _, m := range s.measured {
 		p.printf("\n%s:\n\n", m.entry.title)
-		format := seconds
-		if m.entry.isSync() {
-			format = micros
-		}
+		format := m.entry.timeFormat()
 		for _, sr := range m.series {
 			if sr.skipped != "" {
 				continue
 			}
 			p.printf("- %s: `%s`", seriesWords(sr), s.display(sr.argv))
+			if sr.shortArgv != nil {
+				p.printf(" less `%s`", s.display(sr.shortArgv))
+			}
 			if len(sr.runs) > 0 {
 				runs := make([]string, len(sr.runs))
 				for i, r := range sr.runs {
@@ -182,10 +184,11 @@ func kernelTable(s yardSummary, ms []measured) *table {
 		t.column("1-rank overhead", right)
 	}
 	for _, m := range ms {
+		format := m.entry.timeFormat()
 		seq, seqOK := medianOf(m.find(sequential, 0))
-		row := []string{m.entry.title, yardProblem(m), cell(m.find(sequential, 0), seconds)}
+		row := []string{m.entry.title, yardProblem(m), cell(m.find(sequential, 0), format)}
 		timed := func(sr *series) string {
-			c := cell(sr, seconds)
+			c := cell(sr, format)
 			if t, ok := medianOf(sr); ok && seqOK {
 				c += fmt.Sprintf(" (%.2f)", seq/t)
 			}
@@ -294,6 +297,19 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// timeFormat formats the entry's times: microseconds for a
+// microbenchmark, seconds to the tenth of a millisecond for a step, else
+// seconds.
+func (e entry) timeFormat() func(float64) string {
+	switch {
+	case e.isSync():
+		return micros
+	case e.short != "":
+		return func(s float64) string { return fmt.Sprintf("%.4f", s) }
+	}
+	return seconds
+}
+
 // micros formats seconds as microseconds.
 func micros(s float64) string {
 	us := s * 1e6
@@ -310,8 +326,12 @@ type seriesRecord struct {
 	Way     string `json:"way"`
 	Ranks   int    `json:"ranks"`
 	Command string `json:"command"`
-	Skipped string `json:"skipped,omitempty"`
-	// Median is in seconds (per operation for a microbenchmark), present
+	// ShortCommand is the short run of an entry timed a step at a time:
+	// its time is Command's less this one's, per step apart.
+	ShortCommand string `json:"short_command,omitempty"`
+	Skipped      string `json:"skipped,omitempty"`
+	// Median is in seconds (per operation for a microbenchmark or a
+	// step), present
 	// only if every run passed.
 	Median *float64    `json:"median_seconds,omitempty"`
 	Runs   []runRecord `json:"runs"`
@@ -331,6 +351,9 @@ func (s yardSummary) records() []seriesRecord {
 			rec := seriesRecord{
 				Entry: m.entry.name, Title: m.entry.title, Way: sr.way.String(), Ranks: sr.ranks,
 				Command: s.display(sr.argv), Skipped: sr.skipped, Runs: []runRecord{},
+			}
+			if sr.shortArgv != nil {
+				rec.ShortCommand = s.display(sr.shortArgv)
 			}
 			if med, ok := sr.median(); ok {
 				rec.Median = &med

@@ -31,11 +31,14 @@ type yardConfig struct {
 // series is every run of one command: an entry's program in one way at
 // one rank count.
 type series struct {
-	way     way
-	ranks   int // 0 for the sequential program
-	argv    []string
-	runs    []run
-	skipped string // why it never ran (no MPI here); "" if it did
+	way   way
+	ranks int // 0 for the sequential program
+	argv  []string
+	// shortArgv is the short run of an entry timed a step at a time, run
+	// before argv each time; nil for any other.
+	shortArgv []string
+	runs      []run
+	skipped   string // why it never ran (no MPI here); "" if it did
 }
 
 // measured is an entry and the series of its commands.
@@ -44,8 +47,10 @@ type measured struct {
 	series []*series
 	// reference is the answer of the entry's first passing run (its
 	// sequential program's, as that runs first), which every other run
-	// must give; by is that run's command.
-	reference, by string
+	// must give; by is that run's command. The short runs of an entry
+	// timed a step at a time have theirs.
+	reference, by           string
+	shortReference, shortBy string
 }
 
 // find returns the series of way at ranks, or nil if there is none.
@@ -173,7 +178,7 @@ func measureYardstick(ctx context.Context, cfg yardConfig) ([]measured, error) {
 				if s.skipped != "" || s.failed() != nil {
 					continue
 				}
-				r := m.judge(cfg, s, execute(ctx, cfg.timeout, s.argv))
+				r := m.runOnce(ctx, cfg, s)
 				s.runs = append(s.runs, r)
 				fmt.Fprintf(cfg.log, "%s, %s, run %d of %d: %s\n", m.entry.name, seriesWords(s), round+1, cfg.runs, r.yardSummary())
 			}
@@ -196,7 +201,7 @@ func (cfg yardConfig) seriesOf(e entry, w way, skipped string) []*series {
 	}
 	var ss []*series
 	for _, n := range counts {
-		ss = append(ss, &series{way: w, ranks: n, argv: cfg.command(e, w, n, cfg.quick), skipped: skipped})
+		ss = append(ss, &series{way: w, ranks: n, argv: cfg.command(e, w, n, cfg.quick), shortArgv: cfg.shortCommand(e, w, n, cfg.quick), skipped: skipped})
 	}
 	return ss
 }
@@ -211,18 +216,60 @@ func buildStep(ctx context.Context, l layout, st step) error {
 	return nil
 }
 
+// runOnce runs the series' command once and judges it. For an entry timed
+// a step at a time it runs the short command first (perStep).
+func (m *measured) runOnce(ctx context.Context, cfg yardConfig, s *series) run {
+	if s.shortArgv == nil {
+		return m.judge(cfg, s, execute(ctx, cfg.timeout, s.argv))
+	}
+	short := m.judgeAgainst(cfg, s, s.shortArgv, execute(ctx, cfg.timeout, s.shortArgv), &m.shortReference, &m.shortBy)
+	if short.err != nil {
+		short.err = fmt.Errorf("the run of fewer steps, %s: %w", cfg.display(s.shortArgv), short.err)
+		return short
+	}
+	return m.perStep(cfg, s, short, m.judge(cfg, s, execute(ctx, cfg.timeout, s.argv)))
+}
+
+// perStep is a run of an entry timed a step at a time from its short and
+// its full run, both passed: their times apart, per step apart.
+func (m *measured) perStep(cfg yardConfig, s *series, short, full run) run {
+	if full.err != nil {
+		return full
+	}
+	steps, err := m.entry.stepsApart(cfg.quick)
+	if err != nil {
+		return run{ranks: s.ranks, err: err}
+	}
+	apart := full.result.Seconds - short.result.Seconds
+	if apart <= 0 && !cfg.quick { // at the quick sizes times say nothing
+		return run{ranks: s.ranks, err: fmt.Errorf("%.3f s for %s against %.3f s for %s: the longer run was not the slower (the machine is too busy to time a step)",
+			full.result.Seconds, cfg.display(s.argv), short.result.Seconds, cfg.display(s.shortArgv))}
+	}
+	r := full
+	res := *full.result
+	res.Seconds, res.Ops = apart, int64(steps)
+	r.result = &res
+	return r
+}
+
 // judge judges one run of the series. A C kernel and the Fortran program
 // must also give the entry's reference answer: the C kernels' checksum,
 // the Fortran program's whole output.
 func (m *measured) judge(cfg yardConfig, s *series, p process) run {
+	return m.judgeAgainst(cfg, s, s.argv, p, &m.reference, &m.by)
+}
+
+// judgeAgainst judges a run of argv in the series against the reference
+// answer and its command, which the first passing run sets.
+func (m *measured) judgeAgainst(cfg yardConfig, s *series, argv []string, p process, reference, by *string) run {
 	var r run
 	var answer string
 	switch m.entry.kind {
 	case fortranProgram:
 		r = run{ranks: s.ranks, err: p.err}
 		if p.err == nil {
-			args := make([]any, 0, len(m.entry.args(cfg.quick)))
-			for _, a := range m.entry.args(cfg.quick) {
+			var args []any
+			for _, a := range append(m.entry.args(cfg.quick), m.entry.shortArgs(cfg.quick)...) {
 				args = append(args, a)
 			}
 			r.result = &report.Result{
@@ -245,10 +292,10 @@ func (m *measured) judge(cfg yardConfig, s *series, p process) run {
 	switch {
 	case answer == "":
 		r.err = errors.New("it printed no answer to compare")
-	case m.reference == "":
-		m.reference, m.by = answer, cfg.display(s.argv)
-	case answer != m.reference:
-		r.err = fmt.Errorf("its answer differs from that of %s: %s", m.by, difference(answer, m.reference))
+	case *reference == "":
+		*reference, *by = answer, cfg.display(argv)
+	case answer != *reference:
+		r.err = fmt.Errorf("its answer differs from that of %s: %s", *by, difference(answer, *reference))
 	}
 	return r
 }

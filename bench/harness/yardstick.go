@@ -59,6 +59,13 @@ type entry struct {
 	// mpiSource is a fortranProgram's MPI version from the module root,
 	// or "" if it has none.
 	mpiSource string
+	// short and quickShort, for a fortranProgram whose last argument is
+	// its number of steps, are the arguments of a run of fewer steps: such
+	// an entry is timed a step at a time, each of its runs being the short
+	// command and then the full one, its time theirs apart over the steps
+	// apart. A step's time leaves out the start, the setup and the end,
+	// which are the same in both.
+	short, quickShort string
 }
 
 // entries is the yardstick: the C kernels, the SVM-Fortran shallow-water
@@ -75,6 +82,13 @@ func yardstickEntries() []entry {
 			name: "fortran/shallow", title: "Shallow water (SVM-Fortran)", kind: fortranProgram,
 			source: "svmfortran/compile/testdata/programs/shallow.f", full: "1024 50", quick: "64 4",
 			problem:   "%[1]s × %[1]s grid, %[2]s steps, whole process",
+			mpiSource: "bench/kernels/shallow_mpi.f",
+		},
+		{
+			name: "fortran/shallow-step", title: "Shallow water (SVM-Fortran), a step", kind: fortranProgram,
+			source: "svmfortran/compile/testdata/programs/shallow.f", full: "1024 50", quick: "64 40",
+			short: "1024 10", quickShort: "64 4",
+			problem:   "%[1]s × %[1]s grid: %[2]s steps less %[4]s, per step",
 			mpiSource: "bench/kernels/shallow_mpi.f",
 		},
 	}
@@ -122,6 +136,31 @@ func (e entry) args(quick bool) []string {
 		return strings.Fields(e.quick)
 	}
 	return strings.Fields(e.full)
+}
+
+// shortArgs returns the arguments of the entry's short run at the full or
+// the quick size; nil unless it is timed a step at a time.
+func (e entry) shortArgs(quick bool) []string {
+	if quick {
+		return strings.Fields(e.quickShort)
+	}
+	return strings.Fields(e.short)
+}
+
+// stepsApart is how many more steps the full run takes than the short
+// one at the full or the quick size: the difference of their last
+// arguments.
+func (e entry) stepsApart(quick bool) (int, error) {
+	full, short := e.args(quick), e.shortArgs(quick)
+	if len(full) == 0 || len(short) == 0 {
+		return 0, fmt.Errorf("%s: no arguments of a short run", e.name)
+	}
+	long, err1 := strconv.Atoi(full[len(full)-1])
+	few, err2 := strconv.Atoi(short[len(short)-1])
+	if err1 != nil || err2 != nil || long <= few {
+		return 0, fmt.Errorf("%s: the last arguments, %q and %q, are not step counts with the full run's the larger", e.name, full[len(full)-1], short[len(short)-1])
+	}
+	return long - few, nil
 }
 
 // way is how a program runs: alone, as an MPI job, or as an SVM job.
@@ -250,6 +289,21 @@ func (e entry) mpiCompiler() string {
 
 // command is the command line of the entry's program in a way at ranks.
 func (l layout) command(e entry, w way, ranks int, quick bool) []string {
+	return append(l.launch(e, w, ranks), e.args(quick)...)
+}
+
+// shortCommand is the command line of the entry's short run in a way at
+// ranks; nil unless the entry is timed a step at a time.
+func (l layout) shortCommand(e entry, w way, ranks int, quick bool) []string {
+	if e.short == "" {
+		return nil
+	}
+	return append(l.launch(e, w, ranks), e.shortArgs(quick)...)
+}
+
+// launch is the entry's command line in a way at ranks, without the
+// program's arguments.
+func (l layout) launch(e entry, w way, ranks int) []string {
 	var argv []string
 	switch w {
 	case sequential:
@@ -262,7 +316,7 @@ func (l layout) command(e entry, w way, ranks int, quick bool) []string {
 	case svmJob:
 		argv = append(append([]string{l.svmf(), "run", "-np", strconv.Itoa(ranks)}, e.job...), l.binary(e, w))
 	}
-	return append(argv, e.args(quick)...)
+	return argv
 }
 
 // mpirun is Open MPI's launcher as the yardstick runs it: more ranks than

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +53,11 @@ func TestYardstickKernels(t *testing.T) {
 					assert.Equal(t, m.reference, s.runs[0].result.Checksum)
 				}
 				if m.entry.kind == fortranProgram {
-					assert.Contains(t, m.reference, "shallow     4 |U| |V| PP", "the reference is the whole output")
+					last := func(args []string) string { return fmt.Sprintf("shallow%6s |U| |V| PP", args[len(args)-1]) }
+					assert.Contains(t, m.reference, last(m.entry.args(true)), "the reference is the whole output")
+					if m.entry.short != "" {
+						assert.Contains(t, m.shortReference, last(m.entry.shortArgs(true)), "and the short run's its own")
+					}
 				}
 			})
 		}
@@ -67,7 +72,7 @@ func TestEntries(t *testing.T) {
 		assert.NotEmpty(t, e.args(false), e.name)
 		assert.NotEmpty(t, e.args(true), e.name)
 	}
-	for _, want := range []string{"c/sor", "c/jacobi", "c/is", "fortran/shallow", "go/sor/zero", "go/ep", "go/is/small", "go/water/1728", "sync/barrier", "sync/lock"} {
+	for _, want := range []string{"c/sor", "c/jacobi", "c/is", "fortran/shallow", "fortran/shallow-step", "go/sor/zero", "go/ep", "go/is/small", "go/water/1728", "sync/barrier", "sync/lock"} {
 		assert.True(t, names[want], "no entry %s", want)
 	}
 	got, err := selectNamed(entries, "go/sor,sync", entry.names)
@@ -86,6 +91,26 @@ func TestEntries(t *testing.T) {
 	assert.Equal(t, "mpicc", entryNamed(t, "sync/mpi-barrier").mpiCompiler())
 	_, err = selectNamed(entries, "c/nbody", entry.names)
 	assert.EqualError(t, err, `-programs: no program or variant "c/nbody" in the table`)
+
+	step := entryNamed(t, "fortran/shallow-step")
+	apart, err := step.stepsApart(false)
+	require.NoError(t, err)
+	assert.Equal(t, 40, apart, "50 steps less 10")
+	apart, err = step.stepsApart(true)
+	require.NoError(t, err)
+	assert.Equal(t, 36, apart, "the quick sizes: 40 steps less 4")
+	for _, bad := range []entry{
+		{name: "x", full: "64 4", short: "64 10"},
+		{name: "x", full: "64 4", short: "64 4"},
+		{name: "x", full: "64 many", short: "64 4"},
+		{name: "x", full: "64 4"},
+	} {
+		_, err := bad.stepsApart(false)
+		assert.Error(t, err, "%+v", bad)
+	}
+	_, err = entry{name: "x", full: "64 4", short: "64 ten"}.stepsApart(false)
+	assert.EqualError(t, err, `x: the last arguments, "4" and "ten", are not step counts with the full run's the larger`)
+	assert.Empty(t, entryNamed(t, "fortran/shallow").shortArgs(false), "the whole-process entry has no short run")
 }
 
 // entryNamed returns the yardstick's entry of that name.
@@ -102,6 +127,9 @@ func entryNamed(t *testing.T, name string) entry {
 func TestCommands(t *testing.T) {
 	l := layout{root: "/src/svm", prefix: "/src/svm"}
 	sor, is, shallow := entryNamed(t, "c/sor"), entryNamed(t, "go/is/small"), entryNamed(t, "fortran/shallow")
+	step := entryNamed(t, "fortran/shallow-step")
+	assert.Nil(t, l.shortCommand(shallow, svmJob, 2, false), "no short run but for an entry timed a step at a time")
+	assert.Equal(t, l.binary(shallow, svmJob), l.binary(step, svmJob), "both entries run one program")
 	for _, tc := range []struct {
 		argv []string
 		want string
@@ -114,6 +142,9 @@ func TestCommands(t *testing.T) {
 		{l.command(shallow, sequential, 0, true), "bin/yardstick/shallow-seq 64 4"},
 		{l.command(shallow, svmJob, 1, true), "bin/svmf run -np 1 bin/yardstick/shallow 64 4"},
 		{l.command(shallow, mpiJob, 2, false), "--oversubscribe --bind-to none --mca btl self,vader -np 2 bin/yardstick/shallow-mpi 1024 50"},
+		{l.shortCommand(step, svmJob, 2, false), "bin/svmf run -np 2 bin/yardstick/shallow 1024 10"},
+		{l.shortCommand(step, sequential, 0, true), "bin/yardstick/shallow-seq 64 4"},
+		{l.command(step, mpiJob, 2, false), "-np 2 bin/yardstick/shallow-mpi 1024 50"},
 	} {
 		assert.Contains(t, l.display(tc.argv), tc.want)
 	}
@@ -205,6 +236,52 @@ func TestJudge(t *testing.T) {
 	assert.ErrorIs(t, timedOut.err, errTimedOut)
 }
 
+// TestPerStep: a step's time is the full run's less the short run's, over
+// the steps apart; a failed run, or a full run no slower than the short
+// one, fails it.
+func TestPerStep(t *testing.T) {
+	cfg := yardConfig{layout: layout{root: "/r", prefix: "/r"}}
+	m := &measured{entry: entryNamed(t, "fortran/shallow-step")}
+	s := &series{way: svmJob, ranks: 2, argv: []string{"/r/bin/svmf", "run", "50"}, shortArgv: []string{"/r/bin/svmf", "run", "10"}}
+	r := m.perStep(cfg, s, passing(2, 0.2, 0, ""), passing(2, 0.44, 0, ""))
+	require.NoError(t, r.err)
+	assert.InDelta(t, 0.006, r.time(), 1e-12, "(0.44 - 0.2) / 40")
+	assert.Equal(t, int64(40), r.result.Ops)
+	failed := run{ranks: 2, err: errors.New("exit status 1")}
+	assert.Equal(t, failed, m.perStep(cfg, s, passing(2, 0.2, 0, ""), failed))
+	r = m.perStep(cfg, s, passing(2, 0.3, 0, ""), passing(2, 0.3, 0, ""))
+	assert.EqualError(t, r.err, "0.300 s for bin/svmf run 50 against 0.300 s for bin/svmf run 10: the longer run was not the slower (the machine is too busy to time a step)")
+	cfg.quick = true
+	r = m.perStep(cfg, s, passing(2, 0.3, 0, ""), passing(2, 0.29, 0, ""))
+	require.NoError(t, r.err, "at the quick sizes times say nothing")
+	assert.InDelta(t, -0.01/36, r.time(), 1e-12)
+}
+
+// TestRunOnceShort runs an entry timed a step at a time with real
+// processes: its short and full runs each must give the answer of their
+// first run.
+func TestRunOnceShort(t *testing.T) {
+	// At the quick sizes: echo's times say nothing.
+	cfg := yardConfig{layout: layout{root: "/r", prefix: "/r"}, timeout: time.Minute, quick: true}
+	m := &measured{entry: entry{name: "x/step", kind: fortranProgram, quick: "8 3", quickShort: "8 1", problem: "%[1]s: %[2]s steps less %[4]s"}}
+	say := func(words string) []string { return []string{"sh", "-c", "echo " + words} }
+	s := &series{way: sequential, argv: say("three steps"), shortArgv: say("one step")}
+	r := m.runOnce(context.Background(), cfg, s)
+	require.NoError(t, r.err)
+	assert.Equal(t, "8: 3 steps less 1", r.result.Params)
+	assert.Equal(t, int64(2), r.result.Ops)
+	assert.Equal(t, "three steps\n", m.reference)
+	assert.Equal(t, "one step\n", m.shortReference)
+	assert.Equal(t, "sh -c echo one step", m.shortBy)
+
+	job := &series{way: svmJob, ranks: 2, argv: say("three steps"), shortArgv: say("one stop")}
+	assert.EqualError(t, m.runOnce(context.Background(), cfg, job).err,
+		`the run of fewer steps, sh -c echo one stop: its answer differs from that of sh -c echo one step: line 1 is "one stop", want "one step"`)
+	job = &series{way: svmJob, ranks: 2, argv: say("three stops"), shortArgv: say("one step")}
+	assert.EqualError(t, m.runOnce(context.Background(), cfg, job).err,
+		`its answer differs from that of sh -c echo three steps: line 1 is "three stops", want "three steps"`)
+}
+
 // cannedYardstick has SOR with every way passing, Jacobi with a failed
 // and a timed-out job and no MPI here, a Go program, shallow water with
 // its MPI version, and four microbenchmarks, one of them failed at 8
@@ -238,6 +315,17 @@ func cannedYardstick(t *testing.T) yardSummary {
 		times(sequential, 0, "", 0.52, 0.53, 0.51), times(mpiJob, 2, "", 0.40, 0.42, 0.41),
 		times(svmJob, 1, "", 0.6), times(svmJob, 2, "", 0.6, 0.62, 0.58), times(svmJob, 4, "", 0.9),
 	}}
+	stepped := func(s *series) *series {
+		s.shortArgv = append(slices.Clone(s.argv), "short")
+		for i := range s.runs {
+			s.runs[i].result.Ops = 40
+		}
+		return s
+	}
+	step := measured{entry: entryNamed(t, "fortran/shallow-step"), series: []*series{
+		stepped(times(sequential, 0, "", 0.32, 0.33, 0.31)), stepped(times(mpiJob, 2, "", 0.2, 0.19, 0.21)),
+		stepped(times(svmJob, 2, "", 0.24, 0.24, 0.25)),
+	}}
 	perOp := func(w way, ranks int, micros float64) *series {
 		return &series{way: w, ranks: ranks, argv: []string{"/r/bin/b"}, runs: []run{passing(ranks, micros*1e-6*1000, 1000, "")}}
 	}
@@ -249,7 +337,7 @@ func cannedYardstick(t *testing.T) yardSummary {
 	handOver := measured{entry: entryNamed(t, "sync/lock-contended"), series: []*series{perOp(svmJob, 2, 60), perOp(svmJob, 4, 130), perOp(svmJob, 8, 200)}}
 	return yardSummary{
 		machine: "today, this machine", cores: 2, load: "2.00 at the start, 1.00 at the end", command: "go run ./bench/harness -yardstick",
-		yardConfig: cfg, measured: []measured{sor, jacobi, goEP, shallow, barrier, mpiBarrier, lock, handOver},
+		yardConfig: cfg, measured: []measured{sor, jacobi, goEP, shallow, step, barrier, mpiBarrier, lock, handOver},
 	}
 }
 
@@ -258,12 +346,14 @@ func TestKernelTable(t *testing.T) {
 	tb := kernelTable(s, s.kernels())
 	assert.Equal(t, []string{"kernel", "problem", "sequential s", "MPI 2: s (speedup)", "SVM 1: s (speedup)", "SVM 2: s (speedup)",
 		"SVM 4: s (speedup)", "SVM ÷ MPI at 2", "1-rank overhead"}, tb.header)
-	require.Len(t, tb.rows, 4)
+	require.Len(t, tb.rows, 5)
 	assert.Equal(t, []string{"Red-black SOR (C)", "a problem", "0.260", "0.130 (2.00)", "0.330 (0.79)", "5.580 (0.05)", "0.100 (2.60)", "42.92 ✗", "1.269 ✗"}, tb.rows[0])
 	assert.Equal(t, []string{"Jacobi 2-D (C)", "a problem", "0.500", "—", "0.500 (1.00)", "failed", "timed out", "—", "1.000"}, tb.rows[1])
 	assert.Equal(t, []string{"EP (Go)", "a problem", "4.000", "—", "4.200 (0.95)", "2.000 (2.00)", "2.000 (2.00)", "—", "1.050 ✗"}, tb.rows[2])
 	assert.Equal(t, []string{"Shallow water (SVM-Fortran)", "a problem", "0.520", "0.410 (1.27)", "0.600 (0.87)", "0.600 (0.87)", "0.900 (0.58)", "1.46 ✗", "1.154 ✗"},
 		tb.rows[3], "shallow water's MPI column, its speedup and SVM ÷ MPI")
+	assert.Equal(t, []string{"Shallow water (SVM-Fortran), a step", "a problem", "0.0080", "0.0050 (1.60)", "—", "0.0060 (1.33)", "—", "1.20 ✗", "—"},
+		tb.rows[4], "a step's times, to a tenth of a millisecond")
 
 	st := syncTable(s, s.syncs())
 	assert.Equal(t, []string{"call", "2 ranks: µs", "4 ranks: µs", "8 ranks: µs"}, st.header)
@@ -297,6 +387,7 @@ func TestWriteYardstick(t *testing.T) {
 		"- MPI 8 ranks: `bin/b` — runs: 13.3\n",
 		"Shallow water (SVM-Fortran):\n\n- sequential: `bin/x 0` — runs: 0.520, 0.530, 0.510\n- MPI 2 ranks: `bin/x 2` — runs: 0.400, 0.420, 0.410\n",
 		"- `mpifort -o bin/yardstick/shallow-mpi -O2 -falign-loops=64 bench/kernels/shallow_mpi.f`\n",
+		"Shallow water (SVM-Fortran), a step:\n\n- sequential: `bin/x 0` less `bin/x 0 short` — runs: 0.0080, 0.0083, 0.0077\n",
 		"- `gcc -o bin/yardstick/sor-seq -O2 -falign-loops=64 bench/kernels/sor_seq.c`\n",
 		"- `bin/svmf cc -o bin/yardstick/lock-svm -O2 -falign-loops=64 bench/kernels/lock_svm.c`\n",
 	} {
@@ -308,13 +399,16 @@ func TestWriteYardstick(t *testing.T) {
 	assert.Len(t, s.yardFailures(), 3)
 
 	recs := s.records()
-	require.Len(t, recs, 5+5+4+5+3+3+3+3)
+	require.Len(t, recs, 5+5+4+5+3+3+3+3+3)
 	assert.Equal(t, seriesRecord{Entry: "c/sor", Title: "Red-black SOR (C)", Way: "MPI", Ranks: 2, Command: "bin/x 2", Median: ptr(0.13), Runs: recs[1].Runs}, recs[1])
 	assert.Len(t, recs[1].Runs, 3)
 	assert.Equal(t, "mpicc not found", recs[6].Skipped)
 	assert.Nil(t, recs[8].Median, "a failed series has no median")
 	assert.Equal(t, "check: element 7 differs", recs[8].Runs[1].Error)
 	assert.Equal(t, seriesRecord{Entry: "fortran/shallow", Title: "Shallow water (SVM-Fortran)", Way: "MPI", Ranks: 2, Command: "bin/x 2", Median: ptr(0.41), Runs: recs[15].Runs}, recs[15])
+	assert.Equal(t, "bin/x 2 short", recs[20].ShortCommand, "a step's short run")
+	assert.InDelta(t, 0.005, *recs[20].Median, 1e-12, "per step")
+	assert.Empty(t, recs[15].ShortCommand)
 }
 
 func ptr(x float64) *float64 { return &x }
