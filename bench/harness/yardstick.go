@@ -139,7 +139,7 @@ func (e entry) args(quick bool) []string {
 }
 
 // shortArgs returns the arguments of the entry's short run at the full or
-// the quick size; nil unless it is timed a step at a time.
+// the quick size; none unless it is timed a step at a time.
 func (e entry) shortArgs(quick bool) []string {
 	if quick {
 		return strings.Fields(e.quickShort)
