@@ -74,23 +74,22 @@ type entry struct {
 var entries = yardstickEntries()
 
 func yardstickEntries() []entry {
+	shallow := entry{
+		name: "fortran/shallow", title: "Shallow water (SVM-Fortran)", kind: fortranProgram,
+		source: "svmfortran/compile/testdata/programs/shallow.f", full: "1024 50", quick: "64 4",
+		problem:   "%[1]s × %[1]s grid, %[2]s steps, whole process",
+		mpiSource: "bench/kernels/shallow_mpi.f",
+	}
+	// The same program and its MPI version, a step at a time.
+	step := shallow
+	step.name, step.title = "fortran/shallow-step", shallow.title+", a step"
+	step.quick, step.short, step.quickShort = "64 40", "1024 10", "64 4"
+	step.problem = "%[1]s × %[1]s grid: %[2]s steps less %[4]s, per step"
 	es := []entry{
 		{name: "c/sor", title: "Red-black SOR (C)", kind: cKernel, source: "sor", full: "1024 3072 200", quick: "64 128 4"},
 		{name: "c/jacobi", title: "Jacobi 2-D (C)", kind: cKernel, source: "jacobi", full: "2048 2048 100", quick: "64 64 4"},
 		{name: "c/is", title: "IS (C)", kind: cKernel, source: "is", full: "24 15 20", quick: "16 11 4"},
-		{
-			name: "fortran/shallow", title: "Shallow water (SVM-Fortran)", kind: fortranProgram,
-			source: "svmfortran/compile/testdata/programs/shallow.f", full: "1024 50", quick: "64 4",
-			problem:   "%[1]s × %[1]s grid, %[2]s steps, whole process",
-			mpiSource: "bench/kernels/shallow_mpi.f",
-		},
-		{
-			name: "fortran/shallow-step", title: "Shallow water (SVM-Fortran), a step", kind: fortranProgram,
-			source: "svmfortran/compile/testdata/programs/shallow.f", full: "1024 50", quick: "64 40",
-			short: "1024 10", quickShort: "64 4",
-			problem:   "%[1]s × %[1]s grid: %[2]s steps less %[4]s, per step",
-			mpiSource: "bench/kernels/shallow_mpi.f",
-		},
+		shallow, step,
 	}
 	for _, p := range programs {
 		if p.large == "" {
