@@ -923,18 +923,14 @@ func (s *State) EndEpoch(placements []protocol.HomeRange, epoch protocol.VectorT
 		return err
 	}
 	epoch = epoch.Clone()
-	writer := make(map[uint32]int32)
+	var written []rankRange
 	for r := range s.cfg.NProcs {
 		for _, iv := range s.log[r] {
 			if iv.ID.Index <= s.homes.epoch[r] || iv.ID.Index > epoch[r] {
 				continue
 			}
-			for p := range protocol.Pages(iv.Pages) {
-				if w, seen := writer[p]; !seen {
-					writer[p] = int32(r)
-				} else if w != int32(r) {
-					writer[p] = -1
-				}
+			for _, pr := range iv.Pages {
+				written = append(written, rankRange{pr, int32(r)})
 			}
 		}
 	}
@@ -952,18 +948,21 @@ func (s *State) EndEpoch(placements []protocol.HomeRange, epoch protocol.VectorT
 			s.moveHome(pl, p, int32(h.Rank), epoch)
 		}
 	}
-	for _, p := range slices.Sorted(maps.Keys(writer)) {
-		w, h := writer[p], pageHome{}
-		if ph := s.homes.of.peek(p); ph != nil {
-			h = *ph
-		}
-		if w >= 0 && !h.placed && (h.alone == 0 || h.alone == w+1) {
-			s.moveHome(pl, p, w, epoch)
-		}
-		if w >= 0 {
-			s.homes.of.at(p).alone = w + 1
-		} else {
-			s.homes.of.at(p).alone = -1
+	for _, run := range writers(written, s.cfg.NProcs) {
+		w := run.writer
+		for q := run.first; q < run.end; q++ {
+			p, h := uint32(q), pageHome{}
+			if ph := s.homes.of.peek(p); ph != nil {
+				h = *ph
+			}
+			if w >= 0 && !h.placed && (h.alone == 0 || h.alone == w+1) {
+				s.moveHome(pl, p, w, epoch)
+			}
+			if w >= 0 {
+				s.homes.of.at(p).alone = w + 1
+			} else {
+				s.homes.of.at(p).alone = -1
+			}
 		}
 	}
 	s.sendHomePlan(pl)

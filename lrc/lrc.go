@@ -877,7 +877,7 @@ func (s *State) CloseInterval() { s.closeInterval(true, nil) }
 // (otherwise it only waited for an acquire, and unchanged hot pages stay
 // hot). The pages in invalidating are about to be invalidated: they turn
 // cold whatever happened.
-func (s *State) closeInterval(active bool, invalidating map[uint32]bool) {
+func (s *State) closeInterval(active bool, invalidating pageSet) {
 	if len(s.dirty) == 0 {
 		return
 	}
@@ -927,7 +927,7 @@ func (s *State) closeInterval(active bool, invalidating map[uint32]bool) {
 			// as up to date as the page, until it is brought up to date.
 			continue
 		}
-		if s.cfg.AsyncWrites && pg.state == ReadWrite && !invalidating[p] {
+		if s.cfg.AsyncWrites && pg.state == ReadWrite && !invalidating.has(p) {
 			// Protected again, for the next write to be recorded; the twin
 			// stays, up to date.
 			if !pg.protected {
@@ -937,7 +937,7 @@ func (s *State) closeInterval(active bool, invalidating map[uint32]bool) {
 			pg.state = ReadOnly
 			continue
 		}
-		if pg.idle < coldAfter && !invalidating[p] {
+		if pg.idle < coldAfter && !invalidating.has(p) {
 			// Stays hot: writable, with a twin of the page as it is now.
 			if pg.protected {
 				s.act(ActUnprotect, p)
@@ -1047,17 +1047,25 @@ func (s *State) AcquireAtEpoch(placements []protocol.HomeRange) error {
 	return nil
 }
 
-// invalidating returns the pages that fresh intervals will invalidate.
-func (s *State) invalidating(fresh []*protocol.Interval) map[uint32]bool {
-	invalidating := make(map[uint32]bool)
+// invalidating returns the pages that fresh intervals will invalidate, as
+// runs: the barrier after arrays are filled names every page of them, and
+// maps of pages (this one, and EndEpoch's of their writers, then sorted)
+// took half of the engine's time at such barriers.
+func (s *State) invalidating(fresh []*protocol.Interval) pageSet {
+	var runs []protocol.PageRange
 	for _, iv := range fresh {
 		for p := range protocol.Pages(iv.Pages) {
-			if !s.holds(p, iv.ID) {
-				invalidating[p] = true
+			if s.holds(p, iv.ID) {
+				continue
+			}
+			if n := len(runs); n > 0 && runs[n-1].End() == uint64(p) {
+				runs[n-1].Count++
+			} else {
+				runs = append(runs, protocol.PageRange{First: p, Count: 1})
 			}
 		}
 	}
-	return invalidating
+	return newPageSet(runs)
 }
 
 func (s *State) record(fresh []*protocol.Interval) {

@@ -1,6 +1,12 @@
 package lrc
 
-import "iter"
+import (
+	"cmp"
+	"iter"
+	"slices"
+
+	"github.com/svmcluster/svm/protocol"
+)
 
 // chunkShift sets how many pages' values are allocated together, at the
 // first use of any of them: 4096 pages (16 MiB of region, about 850 KB of
@@ -63,4 +69,101 @@ func (t *chunked[T]) used() iter.Seq2[uint32, *T] {
 			}
 		}
 	}
+}
+
+// pageSet is a set of pages as ascending, disjoint runs that do not touch.
+type pageSet []protocol.PageRange
+
+// newPageSet returns the set of the pages of runs, which may overlap and
+// come in any order; it sorts and reuses runs.
+func newPageSet(runs []protocol.PageRange) pageSet {
+	slices.SortFunc(runs, func(a, b protocol.PageRange) int { return cmp.Compare(a.First, b.First) })
+	set := runs[:0]
+	for _, r := range runs {
+		if r.Count == 0 {
+			continue
+		}
+		if n := len(set); n > 0 && uint64(r.First) <= set[n-1].End() {
+			set[n-1].Count = uint32(max(set[n-1].End(), r.End()) - uint64(set[n-1].First))
+			continue
+		}
+		set = append(set, r)
+	}
+	return set
+}
+
+func (ps pageSet) has(p uint32) bool {
+	i, _ := slices.BinarySearchFunc(ps, p, func(r protocol.PageRange, p uint32) int {
+		switch {
+		case r.End() <= uint64(p):
+			return -1
+		case r.First > p:
+			return 1
+		}
+		return 0
+	})
+	return i < len(ps) && ps[i].First <= p && uint64(p) < ps[i].End()
+}
+
+// writtenRun is the pages [first, end) that rank writer alone wrote, or
+// more than one rank if writer is -1.
+type writtenRun struct {
+	first, end uint64
+	writer     int32
+}
+
+// writers returns the pages that ranges of writes name, each range with the
+// rank that wrote it, in ascending runs that do not overlap, each with its
+// only writer or -1: a sweep over the ranges' ends, whose cost does not
+// grow with the pages they span.
+func writers(ranges []rankRange, nprocs int) []writtenRun {
+	type edge struct {
+		at    uint64
+		rank  int32
+		delta int32
+	}
+	edges := make([]edge, 0, 2*len(ranges))
+	for _, r := range ranges {
+		if r.Count > 0 {
+			edges = append(edges, edge{uint64(r.First), r.rank, 1}, edge{r.End(), r.rank, -1})
+		}
+	}
+	slices.SortFunc(edges, func(a, b edge) int { return cmp.Compare(a.at, b.at) })
+	cover := make([]int32, nprocs) // each rank's ranges over the sweep
+	covering := 0                  // ranks with some
+	var runs []writtenRun
+	for i := 0; i < len(edges); {
+		at := edges[i].at
+		for ; i < len(edges) && edges[i].at == at; i++ {
+			e := edges[i]
+			before := cover[e.rank]
+			cover[e.rank] += e.delta
+			switch {
+			case before == 0 && cover[e.rank] > 0:
+				covering++
+			case before > 0 && cover[e.rank] == 0:
+				covering--
+			}
+		}
+		if covering == 0 {
+			continue
+		}
+		w := int32(-1)
+		if covering == 1 {
+			w = int32(slices.IndexFunc(cover, func(c int32) bool { return c > 0 }))
+		}
+		end := edges[i].at // covering > 0: an end is still to come
+		if n := len(runs); n > 0 && runs[n-1].end == at && runs[n-1].writer == w {
+			runs[n-1].end = end
+		} else {
+			runs = append(runs, writtenRun{at, end, w})
+		}
+	}
+	return runs
+}
+
+// rankRange is a range of pages a rank wrote.
+type rankRange struct {
+	protocol.PageRange
+	rank int32
 }
