@@ -129,6 +129,11 @@ type homePage struct {
 	// zero value, a page that may have copies elsewhere, is every page's
 	// start: the region's page states are left untouched until used.
 	private bool
+	// written: written in place in the open interval, whose close sends
+	// its notice and makes it private: its writes until then need no
+	// tracking. Tracked, a page the application fills took a second write
+	// fault, its scan having protected it again at the barrier.
+	written bool
 	// refresh: the acquire under way waits for the page, still mapped, to
 	// be brought up to date in place.
 	refresh bool
@@ -267,7 +272,10 @@ func (s *State) accessHome(p uint32, write bool) {
 
 // dirtyHome records a tracked write to exported page p, homed here.
 func (s *State) dirtyHome(p uint32) {
-	s.pages.at(p).state = ReadWrite
+	pg := s.pages.at(p)
+	pg.state = ReadWrite
+	pg.home.written = true
+	s.touch(p)
 	s.dirty = append(s.dirty, p)
 }
 
@@ -275,7 +283,7 @@ func (s *State) dirtyHome(p uint32) {
 // their notice is going out, so the page goes untracked and writable.
 func (s *State) closeHome(p uint32) {
 	pg := s.pages.at(p)
-	pg.home.private = true
+	pg.home.private, pg.home.written = true, false
 	s.touch(p)
 	if pg.protected || pg.state == ReadOnly {
 		// Protected ahead of the close, or exported again after the write:
@@ -1019,7 +1027,7 @@ func (s *State) moveHome(pl *homePlan, p uint32, to int32, epoch protocol.Vector
 	}
 	s.homes.of.at(p).to = to + 1
 	pg := s.pages.at(p)
-	pg.home.pushTo = 0
+	pg.home.pushTo, pg.home.written = 0, false
 	s.touch(p)
 	self := int32(s.cfg.Rank)
 	switch self {

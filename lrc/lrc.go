@@ -449,7 +449,7 @@ func (s *State) TakeOutput() Output {
 
 // mustTrack reports whether page p's writes must be reported: with
 // AsyncWrites, a page the application has mapped, unless this rank writes it
-// in place with no copy elsewhere.
+// in place with no copy elsewhere or with its notice due at the close.
 func (s *State) mustTrack(p uint32) bool {
 	pg := s.pages.at(p)
 	switch {
@@ -460,7 +460,7 @@ func (s *State) mustTrack(p uint32) bool {
 	case pg.state != ReadOnly && pg.state != ReadWrite:
 		return false
 	}
-	return !s.inPlace(p) || !pg.home.private || pg.state == ReadOnly
+	return !s.inPlace(p) || !(pg.home.private || pg.home.written) || pg.state == ReadOnly
 }
 
 // touch notes that page p's mapping or tracking may have changed.

@@ -1005,12 +1005,22 @@ func TestAsyncWrites(t *testing.T) {
 	assert.Empty(t, c.acts[0], "protected by the scan")
 	c.deliverAll()
 	assert.Equal(t, byte(9), c.mem[1][pageSize+4])
-	// A page written in place at its home is untracked once no copy is
-	// elsewhere: its writes need no report.
+	// A page written in place at its home needs no report while its notice
+	// is due (it covers every write until the close), nor after it, while
+	// no copy is elsewhere: untracked, its writes never fault again.
 	require.NoError(t, c.st[1].Fault(1, true))
-	assert.Equal(t, []Action{{ActTrack, 1}, {ActMapReadWrite, 1}}, c.actions(1), "exported: tracked")
+	assert.Equal(t, []Action{{ActMapReadWrite, 1}}, c.actions(1), "exported, but its notice is due: untracked")
 	c.st[1].CloseInterval()
-	assert.Equal(t, []Action{{ActUntrack, 1}}, c.actions(1))
+	assert.Empty(t, c.actions(1), "private")
+	// Copied again, its writes are reported: tracked, and protected so that
+	// the next one shows.
+	ivs, err := c.st[1].IntervalsFor(s.VT())
+	require.NoError(t, err)
+	require.NoError(t, s.Acquire(ivs))
+	require.NoError(t, s.Fault(1, false))
+	c.take(0)
+	c.deliverAll()
+	assert.Equal(t, []Action{{ActTrack, 1}, {ActWriteProtect, 1}}, c.actions(1), "exported again")
 	assert.ErrorContains(t, s.Written([]protocol.PageRange{{First: 1, Count: 2}}), "outside the region")
 	sync := homeCluster(t, 2, 1, false)
 	assert.ErrorContains(t, sync.st[0].Written(nil), "without asynchronous write tracking")
