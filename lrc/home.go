@@ -129,11 +129,6 @@ type homePage struct {
 	// zero value, a page that may have copies elsewhere, is every page's
 	// start: the region's page states are left untouched until used.
 	private bool
-	// written: written in place in the open interval, whose close sends
-	// its notice and makes it private: its writes until then need no
-	// tracking. Tracked, a page the application fills took a second write
-	// fault, its scan having protected it again at the barrier.
-	written bool
 	// refresh: the acquire under way waits for the page, still mapped, to
 	// be brought up to date in place.
 	refresh bool
@@ -270,11 +265,10 @@ func (s *State) accessHome(p uint32, write bool) {
 	}
 }
 
-// dirtyHome records a tracked write to exported page p, homed here.
+// dirtyHome records a write to exported page p, homed here, in the open
+// interval: untracked from now to its close (see mustTrack).
 func (s *State) dirtyHome(p uint32) {
-	pg := s.pages.at(p)
-	pg.state = ReadWrite
-	pg.home.written = true
+	s.pages.at(p).state = ReadWrite
 	s.touch(p)
 	s.dirty = append(s.dirty, p)
 }
@@ -283,7 +277,7 @@ func (s *State) dirtyHome(p uint32) {
 // their notice is going out, so the page goes untracked and writable.
 func (s *State) closeHome(p uint32) {
 	pg := s.pages.at(p)
-	pg.home.private, pg.home.written = true, false
+	pg.home.private = true
 	s.touch(p)
 	if pg.protected || pg.state == ReadOnly {
 		// Protected ahead of the close, or exported again after the write:
@@ -918,7 +912,7 @@ func (s *State) Refreshing() bool { return s.homes.refreshing > 0 }
 // since: writes of other threads during the wait): it applies the placements
 // (merged, in order) and moves the home of each page that one rank alone
 // wrote since the last such barrier to it (the first time, or the second
-// time in a row: see homes.alone), then drops the interval history up to
+// time in a row: see pageHome.alone), then drops the interval history up to
 // epoch.
 func (s *State) EndEpoch(placements []protocol.HomeRange, epoch protocol.VectorTime) error {
 	if !s.cfg.Homes {
@@ -957,20 +951,17 @@ func (s *State) EndEpoch(placements []protocol.HomeRange, epoch protocol.VectorT
 		}
 	}
 	for _, run := range writers(written, s.cfg.NProcs) {
-		w := run.writer
+		w, alone := run.writer, int32(-1)
+		if w >= 0 {
+			alone = w + 1
+		}
 		for q := run.first; q < run.end; q++ {
-			p, h := uint32(q), pageHome{}
-			if ph := s.homes.of.peek(p); ph != nil {
-				h = *ph
-			}
-			if w >= 0 && !h.placed && (h.alone == 0 || h.alone == w+1) {
+			p := uint32(q)
+			h := s.homes.of.at(p)
+			if w >= 0 && !h.placed && (h.alone == 0 || h.alone == alone) {
 				s.moveHome(pl, p, w, epoch)
 			}
-			if w >= 0 {
-				s.homes.of.at(p).alone = w + 1
-			} else {
-				s.homes.of.at(p).alone = -1
-			}
+			h.alone = alone
 		}
 	}
 	s.sendHomePlan(pl)
@@ -1027,7 +1018,7 @@ func (s *State) moveHome(pl *homePlan, p uint32, to int32, epoch protocol.Vector
 	}
 	s.homes.of.at(p).to = to + 1
 	pg := s.pages.at(p)
-	pg.home.pushTo, pg.home.written = 0, false
+	pg.home.pushTo = 0
 	s.touch(p)
 	self := int32(s.cfg.Rank)
 	switch self {

@@ -449,7 +449,12 @@ func (s *State) TakeOutput() Output {
 
 // mustTrack reports whether page p's writes must be reported: with
 // AsyncWrites, a page the application has mapped, unless this rank writes it
-// in place with no copy elsewhere or with its notice due at the close.
+// in place and has it mapped writable. Such a page is private (no copy
+// elsewhere: export and a home's move protect it as they end that) or
+// written in the open interval, whose close notices it whatever is written
+// until then and makes it private. Tracked till the close, a page the
+// application fills took a second write fault: its scan at the barrier
+// protected it again.
 func (s *State) mustTrack(p uint32) bool {
 	pg := s.pages.at(p)
 	switch {
@@ -460,7 +465,7 @@ func (s *State) mustTrack(p uint32) bool {
 	case pg.state != ReadOnly && pg.state != ReadWrite:
 		return false
 	}
-	return !s.inPlace(p) || !(pg.home.private || pg.home.written) || pg.state == ReadOnly
+	return !s.inPlace(p) || pg.state == ReadOnly
 }
 
 // touch notes that page p's mapping or tracking may have changed.
