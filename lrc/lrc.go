@@ -587,8 +587,10 @@ func (s *State) Fault(p uint32, write bool) error {
 	return nil
 }
 
-// faultAround is how many pages after a faulting one a fault maps too.
-const faultAround = 63
+// faultAround is how many pages after a faulting one a fault maps too: a
+// run of 2 MiB of 4 KiB pages, a page table's worth, filled for one round
+// trip to the engine.
+const faultAround = 511
 
 // mapAround maps, with page p that a fault brought in, the unmapped pages
 // after it that this rank writes in place, up to faultAround, stopping at

@@ -1053,9 +1053,9 @@ func TestHomeRejects(t *testing.T) {
 // unmapped pages after it that it also writes in place, up to faultAround,
 // as a read maps them; a page homed elsewhere ends the run.
 func TestFaultAround(t *testing.T) {
-	const pages = 100
-	c := homeCluster(t, 2, pages, true)
-	barrier(c, []protocol.HomeRange{{First: 0, Count: 90, Rank: 0}, {First: 90, Count: 10, Rank: 1}})
+	const homed = faultAround + 27 // pages homed at rank 0; 10 more at rank 1
+	c := homeCluster(t, 2, homed+10, true)
+	barrier(c, []protocol.HomeRange{{First: 0, Count: homed, Rank: 0}, {First: homed, Count: 10, Rank: 1}})
 	c.actions(0)
 	maps := func(r int) []Action {
 		var out []Action
@@ -1072,13 +1072,13 @@ func TestFaultAround(t *testing.T) {
 	for i, a := range acts {
 		assert.Equal(t, uint32(i), a.Page)
 	}
-	c.read(0, 70, 0, 1)
+	c.read(0, homed-20, 0, 1)
 	acts = maps(0)
-	require.Len(t, acts, 20, "pages 70 to 89: page 90 is rank 1's")
-	assert.Equal(t, uint32(89), acts[19].Page)
+	require.Len(t, acts, 20, "the last 20 pages homed at rank 0: the next is rank 1's")
+	assert.Equal(t, uint32(homed-1), acts[19].Page)
 	assert.Equal(t, acts[0].Kind, acts[1].Kind, "mapped as the faulting read maps")
-	c.read(0, 64, 0, 1)
-	assert.Len(t, maps(0), 6, "pages 64 to 69: page 70 is mapped")
+	c.read(0, faultAround+1, 0, 1)
+	assert.Len(t, maps(0), 6, "up to the pages mapped by the last read")
 	c.read(1, 0, 0, 1)
 	assert.Len(t, maps(1), 1, "a page fetched from its home maps alone")
 }
@@ -1087,7 +1087,7 @@ func TestFaultAround(t *testing.T) {
 // mapped writable and count as written in the open interval, so the
 // application fills them without a fault; after a read, read-only.
 func TestFaultAroundWrite(t *testing.T) {
-	const pages = 100
+	const pages = faultAround + 37
 	c := homeCluster(t, 2, pages, true)
 	barrier(c, []protocol.HomeRange{{First: 0, Count: pages, Rank: 0}})
 	c.actions(0)
@@ -1103,9 +1103,9 @@ func TestFaultAroundWrite(t *testing.T) {
 		assert.Equal(t, ActMapReadWrite, k, "page %d", 10+i)
 	}
 	assert.Len(t, c.st[0].dirty, 1+faultAround, "written in the open interval")
-	c.read(0, 80, 0, 1)
+	c.read(0, faultAround+17, 0, 1)
 	for _, a := range c.actions(0) {
-		if a.Page > 80 && (a.Kind == ActMapReadOnly || a.Kind == ActMapReadWrite) {
+		if a.Page > faultAround+17 && (a.Kind == ActMapReadOnly || a.Kind == ActMapReadWrite) {
 			assert.Equal(t, ActMapReadOnly, a.Kind, "page %d mapped around a read", a.Page)
 		}
 	}

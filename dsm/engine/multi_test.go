@@ -53,6 +53,14 @@ var (
 	testprogErr  error
 )
 
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if testprogPath != "" {
+		os.RemoveAll(filepath.Dir(testprogPath))
+	}
+	os.Exit(code)
+}
+
 // buildTestprog builds the test programs once per test binary.
 func buildTestprog(t *testing.T) string {
 	testprogOnce.Do(func() {
