@@ -283,12 +283,9 @@ func (n *Node) attach(memfd int, async bool) error {
 		return explainUserfaultfd(err)
 	}
 	defer unix.Close(fd)
+	// A page never mapped counts as written until it is protected: the
+	// engine protects each block of the region before it maps a page in it.
 	err = uffd.Register(fd, n.base, n.size, uffd.UFFDIO_REGISTER_MODE_MISSING|uffd.UFFDIO_REGISTER_MODE_MINOR|uffd.UFFDIO_REGISTER_MODE_WP)
-	if err == nil && async {
-		// A page never mapped counts as written until it is protected:
-		// every page is, up front, so that only writes show.
-		err = uffd.WriteProtect(fd, n.base, n.size, uffd.UFFDIO_WRITEPROTECT_MODE_WP)
-	}
 	if err == nil {
 		_, _, err = n.roundTrip(link.Request{Op: link.OpAttach}, fd)
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -162,6 +163,25 @@ func TestProtocolsAndWriteTracking(t *testing.T) {
 					assert.Contains(t, j.stdout, "handoff ok;")
 				})
 			}
+		}
+	}
+}
+
+// TestLargeRegionCostsNoPageTables: a rank's page tables follow the memory
+// it uses, not the size of the region. With writes found without faults,
+// the pages are write-protected a page table's span at a time before their
+// first mapping; protected all at once up front, a 64 GiB region took 128
+// MiB of page tables a rank.
+func TestLargeRegionCostsNoPageTables(t *testing.T) {
+	for _, writes := range []string{"auto", "faults"} {
+		j := svmf(t, time.Minute, nil, "run", "-np", "2", "-region", "64G", "-writes", writes, testprog, "pagetables")
+		okJob(t, j)
+		sizes := regexp.MustCompile(`pagetables rank \d: (\d+) kB`).FindAllStringSubmatch(j.stdout, -1)
+		require.Len(t, sizes, 2, j.stdout)
+		for _, m := range sizes {
+			kB, err := strconv.Atoi(m[1])
+			require.NoError(t, err)
+			assert.Less(t, kB, 8<<10, "-writes %s: %s", writes, m[0])
 		}
 	}
 }

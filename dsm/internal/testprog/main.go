@@ -24,13 +24,13 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: testprog counter|falseshare|list|gc|crash|hang|misuse|deadlock|syscall|micro|sets|handoff [flags]")
+		fmt.Fprintln(os.Stderr, "usage: testprog counter|falseshare|list|gc|crash|hang|misuse|deadlock|syscall|micro|sets|handoff|pagetables [flags]")
 		os.Exit(2)
 	}
 	progs := map[string]func(*dsm.Node, []string) error{
 		"counter": counter, "falseshare": falseShare, "list": list, "gc": gcStress,
 		"crash": crash, "hang": hang, "misuse": misuse, "deadlock": deadlock, "syscall": sysRead,
-		"micro": micro, "sets": sets, "handoff": handoff,
+		"micro": micro, "sets": sets, "handoff": handoff, "pagetables": pageTables,
 	}
 	prog, ok := progs[os.Args[1]]
 	if !ok {
@@ -350,6 +350,39 @@ func micro(n *dsm.Node, args []string) error {
 // ranks wrote last: the pages are stale, so without Validate the kernel
 // would fail the call with EFAULT (user-mode userfaultfd cannot fault in a
 // system call); after Validate it succeeds.
+// pageTables: every rank writes its part of an array of 8 MiB and checks the
+// others' after a barrier, then prints the size of its page tables
+// (VmPTE), which must follow the memory used, not the region's size.
+func pageTables(n *dsm.Node, _ []string) error {
+	const words = 1 << 20
+	a, err := n.Alloc(8 * words)
+	if err != nil {
+		return err
+	}
+	arr := dsm.Slice[int64](a, words)
+	np, me := n.NProcs(), n.Rank()
+	for i := me; i < words; i += np {
+		arr[i] = int64(i) * 3
+	}
+	must(n.Barrier(0))
+	for i := range arr {
+		if arr[i] != int64(i)*3 {
+			return fmt.Errorf("element %d is %d, want %d", i, arr[i], int64(i)*3)
+		}
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return err
+	}
+	for line := range strings.Lines(string(status)) {
+		if f := strings.Fields(line); len(f) == 3 && f[0] == "VmPTE:" {
+			fmt.Printf("pagetables rank %d: %s kB\n", me, f[1])
+			return nil
+		}
+	}
+	return errors.New("no VmPTE in /proc/self/status")
+}
+
 func sysRead(n *dsm.Node, args []string) error {
 	const size = 5 * 4096
 	a, err := n.Alloc(size)
