@@ -180,7 +180,7 @@ func measureYardstick(ctx context.Context, cfg yardConfig) ([]measured, error) {
 				}
 				r := m.runOnce(ctx, cfg, s)
 				s.runs = append(s.runs, r)
-				fmt.Fprintf(cfg.log, "%s, %s, run %d of %d: %s\n", m.entry.name, seriesWords(s), round+1, cfg.runs, r.yardSummary())
+				fmt.Fprintf(cfg.log, "%s, %s, run %d of %d: %s\n", m.entry.name, seriesWords(s), round+1, cfg.runs, r.yardSummary(m.entry))
 			}
 		}
 	}
@@ -311,11 +311,14 @@ func difference(answer, reference string) string {
 	return fmt.Sprintf("%d lines, want %d", len(got), len(want))
 }
 
-// yardSummary is a run's progress line.
-func (r run) yardSummary() string {
+// yardSummary is a run of e's progress line: a time per step for an entry
+// timed a step at a time, per operation for a microbenchmark.
+func (r run) yardSummary(e entry) string {
 	switch {
 	case r.err != nil:
 		return "FAILED: " + r.err.Error()
+	case r.result.Ops > 0 && e.short != "":
+		return fmt.Sprintf("%.2f ms per step (%s)", 1e3*r.result.Seconds/float64(r.result.Ops), r.result.Params)
 	case r.result.Ops > 0:
 		return fmt.Sprintf("%.2f µs per operation (%s)", 1e6*r.result.Seconds/float64(r.result.Ops), r.result.Params)
 	}

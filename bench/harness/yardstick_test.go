@@ -173,6 +173,17 @@ func passing(ranks int, seconds float64, ops int64, checksum string) run {
 	return run{ranks: ranks, result: &report.Result{Params: "a problem", Ranks: ranks, Seconds: seconds, Ops: ops, Check: "ok", Checksum: checksum}}
 }
 
+// TestProgressLine: a run's progress line gives a step's time for an entry
+// timed a step at a time, an operation's for a microbenchmark, and the
+// whole run's otherwise.
+func TestProgressLine(t *testing.T) {
+	step, barrier, sor := entryNamed(t, "fortran/shallow-step"), entryNamed(t, "sync/barrier"), entryNamed(t, "c/sor")
+	assert.Equal(t, "6.20 ms per step (a problem)", passing(2, 0.248, 40, "").yardSummary(step))
+	assert.Equal(t, "20.50 µs per operation (a problem)", passing(2, 0.0205, 1000, "").yardSummary(barrier))
+	assert.Equal(t, "0.150 s (a problem)", passing(2, 0.15, 0, "").yardSummary(sor))
+	assert.Equal(t, "FAILED: no answer", run{err: errors.New("no answer")}.yardSummary(step))
+}
+
 func TestMedian(t *testing.T) {
 	s := &series{runs: []run{passing(2, 3, 0, ""), passing(2, 1, 0, ""), passing(2, 2, 0, "")}}
 	m, ok := s.median()
