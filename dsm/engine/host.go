@@ -35,7 +35,7 @@ type host struct {
 	// block of protectBlock pages of the application's region that has been
 	// write-protected whole, as it is before the first of its pages is
 	// mapped: see protectBlocks. Guarded by actMu.
-	protectedBlocks []uint64
+	protectedBlocks pageBits
 	// ctl (with asynchronous write tracking) is the control area shared
 	// with the application: which pages it reports written, and its cached
 	// locks; ctlFD its memfd; written, the runs last taken from it.
@@ -108,8 +108,7 @@ func (e *Engine) newHost(r int) (*host, error) {
 			h.close()
 			return nil, fmt.Errorf("engine: rank %d: %w", r, err)
 		}
-		blocks := (e.pages + protectBlock - 1) / protectBlock
-		h.protectedBlocks = make([]uint64, (blocks+63)/64)
+		h.protectedBlocks = newPageBits((e.pages + protectBlock - 1) / protectBlock)
 	}
 	h.proto, err = rank.New(rank.Config{
 		Rank: r, NProcs: e.cfg.NProcs, PageSize: e.pageSize, Pages: e.pages, Base: e.cfg.Base,
@@ -305,7 +304,7 @@ func (e *Engine) protectBlocks(h *host, first uint32, count int) error {
 		return nil
 	}
 	for b := first / protectBlock; b <= (first+uint32(count)-1)/protectBlock; b++ {
-		if h.protectedBlocks[b/64]&(1<<(b%64)) != 0 {
+		if h.protectedBlocks.has(b) {
 			continue
 		}
 		pages := min(protectBlock, e.pages-int(b)*protectBlock)
@@ -315,7 +314,7 @@ func (e *Engine) protectBlocks(h *host, first uint32, count int) error {
 		}); err != nil {
 			return fmt.Errorf("write-protecting pages [%d,+%d) before their first mapping: %w", b*protectBlock, pages, err)
 		}
-		h.protectedBlocks[b/64] |= 1 << (b % 64)
+		h.protectedBlocks.set(b)
 	}
 	return nil
 }
@@ -348,9 +347,9 @@ func (e *Engine) populate(h *host, first uint32, count int) error {
 	return nil
 }
 
-// pageBits is a bit a page of the region, in blocks of bitsBlock pages
-// allocated at their first bit set: a bitmap of the whole region up front
-// took 32 MB a rank at -region 1T.
+// pageBits is a bit a page of the region (or a block of pages), in blocks
+// of bitsBlock bits allocated at their first bit set: a bitmap of the whole
+// region up front took 32 MB a rank at -region 1T.
 type pageBits [][]uint64
 
 const bitsBlock = lrc.ChunkPages
