@@ -86,7 +86,8 @@ func (s *series) times() []float64 {
 	return times
 }
 
-// time is a passing run's time, per operation for a microbenchmark.
+// time is a passing run's time, per operation for a microbenchmark and per
+// step for an entry timed a step at a time.
 func (r run) time() float64 {
 	if r.result.Ops > 0 {
 		return r.result.Seconds / float64(r.result.Ops)
@@ -311,18 +312,18 @@ func difference(answer, reference string) string {
 	return fmt.Sprintf("%d lines, want %d", len(got), len(want))
 }
 
-// yardSummary is a run of e's progress line: a time per step for an entry
-// timed a step at a time, per operation for a microbenchmark.
+// yardSummary is a run of e's progress line: its time (time) per operation
+// for a microbenchmark, per step for an entry timed a step at a time.
 func (r run) yardSummary(e entry) string {
 	switch {
 	case r.err != nil:
 		return "FAILED: " + r.err.Error()
-	case r.result.Ops > 0 && e.short != "":
-		return fmt.Sprintf("%.2f ms per step (%s)", 1e3*r.result.Seconds/float64(r.result.Ops), r.result.Params)
-	case r.result.Ops > 0:
-		return fmt.Sprintf("%.2f µs per operation (%s)", 1e6*r.result.Seconds/float64(r.result.Ops), r.result.Params)
+	case e.isSync():
+		return fmt.Sprintf("%.2f µs per operation (%s)", 1e6*r.time(), r.result.Params)
+	case e.short != "":
+		return fmt.Sprintf("%.2f ms per step (%s)", 1e3*r.time(), r.result.Params)
 	}
-	return fmt.Sprintf("%.3f s (%s)", r.result.Seconds, r.result.Params)
+	return fmt.Sprintf("%.3f s (%s)", r.time(), r.result.Params)
 }
 
 // seriesWords names a series for people: "sequential", "SVM 2 ranks".
