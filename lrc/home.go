@@ -28,6 +28,10 @@ import (
 // by it, so the page goes untracked — the home writes it at full speed, no
 // notice — until another rank fetches it again, which exports it first: the
 // page is write-protected before it is copied, so no write falls between.
+// With AsyncWrites a page fetched since its last notice stays exported
+// after the next one: a neighbour's boundary, fetched after every notice,
+// then costs no change of protection at all (the application's scan
+// protects what it reports), where going private cost one at each fetch.
 // Every page starts exported: every rank starts with a (zero) copy of it.
 //
 // Homes: page p starts at rank p mod N. At each barrier of every rank, where
@@ -129,6 +133,10 @@ type homePage struct {
 	// zero value, a page that may have copies elsewhere, is every page's
 	// start: the region's page states are left untouched until used.
 	private bool
+	// fetched: with AsyncWrites, the page, homed and written in place
+	// here, was exported since its last notice; it stays tracked, and
+	// exported after its next one (closeHome).
+	fetched bool
 	// refresh: the acquire under way waits for the page, still mapped, to
 	// be brought up to date in place.
 	refresh bool
@@ -274,11 +282,23 @@ func (s *State) dirtyHome(p uint32) {
 }
 
 // closeHome ends the open interval's tracked writes to page p, homed here:
-// their notice is going out, so the page goes untracked and writable.
+// their notice is going out, so the page goes untracked and writable,
+// unless it was fetched since its last notice.
 func (s *State) closeHome(p uint32) {
 	pg := s.pages.at(p)
-	pg.home.private = true
 	s.touch(p)
+	if pg.home.fetched {
+		// Exported since its last notice, and tracked since: the next
+		// fetch likely follows this notice too. It stays exported, as the
+		// application's scan before this call left it (protected, or
+		// mapped writable if it was fetched after that scan, which the
+		// next scan then reports).
+		pg.home.fetched = false
+		pg.state = ReadOnly
+		pg.protected = false
+		return
+	}
+	pg.home.private = true
 	if pg.protected || pg.state == ReadOnly {
 		// Protected ahead of the close, or exported again after the write:
 		// unprotected now, since the notice about to go out invalidates
@@ -543,6 +563,13 @@ func (s *State) export(p uint32) []byte {
 			s.act(ActWriteProtect, p)
 			pg.state = ReadOnly
 		}
+	}
+	if s.cfg.AsyncWrites && s.inPlace(p) && !pg.home.fetched {
+		// Tracked from now on. A page written in the open interval may be
+		// mapped writable: its close keeps it exported all the same, and
+		// the application's next scan reports it, written or not.
+		pg.home.fetched = true
+		s.touch(p)
 	}
 	if pg.twin != nil {
 		// Writes of the open interval are half done, and a close that

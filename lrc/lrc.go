@@ -452,7 +452,10 @@ func (s *State) TakeOutput() Output {
 // in place and has it mapped writable. Such a page is private (no copy
 // elsewhere: export and a home's move protect it as they end that) or
 // written in the open interval, whose close notices it whatever is written
-// until then and makes it private. Tracked till the close, a page the
+// until then and makes it private; but one fetched since its last notice
+// stays tracked, for its close to keep it exported (closeHome): a tracked
+// page's writes are reported whatever its protection, since a page mapped
+// writable shows as written to the scan. Tracked till the close, a page the
 // application fills took a second write fault: its scan at the barrier
 // protected it again.
 func (s *State) mustTrack(p uint32) bool {
@@ -465,7 +468,7 @@ func (s *State) mustTrack(p uint32) bool {
 	case pg.state != ReadOnly && pg.state != ReadWrite:
 		return false
 	}
-	return !s.inPlace(p) || pg.state == ReadOnly
+	return !s.inPlace(p) || pg.state == ReadOnly || pg.home.fetched
 }
 
 // touch notes that page p's mapping or tracking may have changed.

@@ -1026,6 +1026,50 @@ func TestAsyncWrites(t *testing.T) {
 	assert.ErrorContains(t, sync.st[0].Written(nil), "without asynchronous write tracking")
 }
 
+// TestFetchedHomePageStaysExported: with AsyncWrites, a page homed and
+// written in place here that another rank fetched since its last notice
+// stays tracked while written and exported after the close, so that the
+// next fetch costs no change of protection; a span without a fetch makes it
+// private again.
+func TestFetchedHomePageStaysExported(t *testing.T) {
+	c := homeCluster(t, 2, 2, true)
+	home := c.st[1] // page 1 is homed at rank 1
+	c.write(1, 1, 0, 1)
+	home.CloseInterval()
+	c.actions(1)
+	c.sync(1, 0)
+	assert.Equal(t, []byte{1}, c.read(0, 1, 0, 1))
+	assert.Equal(t, []Action{{ActTrack, 1}, {ActWriteProtect, 1}}, c.actions(1), "a private page is protected as it is exported")
+	for i := byte(2); i < 5; i++ {
+		// The neighbour's boundary: written here, then brought up to date
+		// there, span after span.
+		c.mem[1][pageSize] = i // no fault: the kernel records it
+		require.NoError(t, home.Written([]protocol.PageRange{{First: 1, Count: 1}}))
+		assert.Empty(t, c.actions(1), "fetched since its last notice: stays tracked")
+		c.sync(1, 0)
+		assert.Equal(t, []byte{i}, c.read(0, 1, 0, 1), "span %d", i)
+		assert.Empty(t, c.actions(1), "span %d: exported still, and protected by the scan that reported it", i)
+		assert.Equal(t, ReadOnly, home.PageState(1))
+	}
+	// A span with no fetch after the last one's: the page stays exported
+	// through its close; in the next, it goes untracked at its write and
+	// private at the close, and its next fetch protects it again.
+	c.mem[1][pageSize] = 5
+	require.NoError(t, home.Written([]protocol.PageRange{{First: 1, Count: 1}}))
+	home.CloseInterval()
+	assert.Empty(t, c.actions(1))
+	c.mem[1][pageSize] = 6
+	require.NoError(t, home.Written([]protocol.PageRange{{First: 1, Count: 1}}))
+	assert.Equal(t, []Action{{ActUntrack, 1}}, c.actions(1))
+	home.CloseInterval()
+	assert.Empty(t, c.actions(1))
+	assert.Equal(t, ReadWrite, home.PageState(1), "private")
+	c.mem[1][pageSize] = 7
+	c.sync(1, 0)
+	assert.Equal(t, []byte{7}, c.read(0, 1, 0, 1), "written untracked, and the fetch takes the page as it is")
+	assert.Equal(t, []Action{{ActTrack, 1}, {ActWriteProtect, 1}}, c.actions(1))
+}
+
 // TestHomeRejects: messages of the home-based protocol that do not fit are
 // refused, naming what is wrong.
 func TestHomeRejects(t *testing.T) {
