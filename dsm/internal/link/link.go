@@ -355,7 +355,7 @@ func (c *Conn) Recv(v any) ([]int, error) {
 		}
 		if errors.Is(err, unix.EAGAIN) {
 			if !deadline.IsZero() && time.Now().Before(deadline) {
-				yield()
+				Yield()
 			} else if cerr := c.use(func(fd int) { err = waitReadable(fd) }); cerr != nil || err != nil {
 				if cerr != nil {
 					err = cerr
@@ -410,8 +410,8 @@ func waitReadable(fd int) error {
 	}
 }
 
-// yield gives the CPU to another thread that wants it, if any.
-func yield() { syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
+// Yield gives the CPU to another thread that wants it, if any.
+func Yield() { syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
 
 func parseRights(oob []byte) ([]int, error) {
 	msgs, err := unix.ParseSocketControlMessage(oob)
