@@ -29,6 +29,7 @@ const (
 	UFFDIO_UNREGISTER   = 0x8010aa01 // _IOR(UFFDIO, 0x01, struct uffdio_range)
 	UFFDIO_WAKE         = 0x8010aa02 // _IOR(UFFDIO, 0x02, struct uffdio_range)
 	UFFDIO_WRITEPROTECT = 0xc018aa06 // _IOWR(UFFDIO, 0x06, struct uffdio_writeprotect)
+	UFFDIO_ZEROPAGE     = 0xc020aa04 // _IOWR(UFFDIO, 0x04, struct uffdio_zeropage)
 	UFFDIO_CONTINUE     = 0xc020aa07 // _IOWR(UFFDIO, 0x07, struct uffdio_continue)
 
 	UFFD_FEATURE_MISSING_SHMEM      = 1 << 5
@@ -83,6 +84,11 @@ type (
 		rng    uffdioRange
 		mode   uint64
 		mapped int64
+	}
+	uffdioZeropage struct {
+		rng      uffdioRange
+		mode     uint64
+		zeropage int64
 	}
 	pmScanArg struct {
 		size, flags, start, end, walkEnd, vec, vecLen, maxPages    uint64
@@ -189,6 +195,18 @@ func Continue(fd int, start, length uintptr, mode uint64) error {
 	c := uffdioContinue{rng: uffdioRange{uint64(start), uint64(length)}, mode: mode}
 	if err := ioctl(fd, UFFDIO_CONTINUE, unsafe.Pointer(&c)); err != nil {
 		return fmt.Errorf("userfaultfd continue [%#x,+%#x): %w", start, length, err)
+	}
+	return nil
+}
+
+// ZeroPage fills the holes [start, start+length) of the registering
+// process's shared memory with zeroed pages, maps them writable and wakes
+// the threads waiting on them; a page already in the page cache fails it
+// with EEXIST. It is the one call of fallocate and Continue, and cheaper.
+func ZeroPage(fd int, start, length uintptr) error {
+	z := uffdioZeropage{rng: uffdioRange{uint64(start), uint64(length)}}
+	if err := ioctl(fd, UFFDIO_ZEROPAGE, unsafe.Pointer(&z)); err != nil {
+		return fmt.Errorf("userfaultfd zeropage [%#x,+%#x): %w", start, length, err)
 	}
 	return nil
 }

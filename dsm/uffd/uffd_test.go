@@ -157,6 +157,8 @@ func asyncChild() error {
 	say(scanPage0(Written))        // not written since
 	mem[0] = 8                     // no fault
 	say(scanPage0(Written))        // written again
+	mem[2*pageSize] = 9            // missing write fault under the protection set up front
+	say(fmt.Sprint(written(), " ", mem[2*pageSize+1]))
 	return nil
 }
 
@@ -403,10 +405,23 @@ func TestKernelFactsAsync(t *testing.T) {
 	report("1 <nil>") // WrittenProtect found page 0 written...
 	report("0 <nil>") // ...and protected it again
 	report("1 <nil>") // so the next write shows
+	// A page never mapped nor in the page cache, protected with the rest
+	// (a marker in its page table): zero-filled and mapped writable in one
+	// call, its write is seen written like a page continued writable.
+	if f := next(2); !f.Write() || f.Flags&UFFD_PAGEFAULT_FLAG_MINOR != 0 {
+		t.Fatalf("write to a hole: flags %#x, want a missing write fault", f.Flags)
+	}
+	if err := ZeroPage(fd, page(1), uintptr(pageSize)); !errors.Is(err, unix.EEXIST) {
+		t.Fatalf("zeropage of a page in the page cache, dropped from the page table: %v, want EEXIST", err)
+	}
+	if err := ZeroPage(fd, page(2), uintptr(pageSize)); err != nil {
+		t.Fatal(err)
+	}
+	report("written 0-3 0")
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	if view[0] != 8 || view[pageSize] != 6 {
-		t.Fatalf("the handler's view holds %d and %d, want 8 and 6", view[0], view[pageSize])
+	if view[0] != 8 || view[pageSize] != 6 || view[2*pageSize] != 9 {
+		t.Fatalf("the handler's view holds %d, %d and %d, want 8, 6 and 9", view[0], view[pageSize], view[2*pageSize])
 	}
 }
