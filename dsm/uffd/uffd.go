@@ -202,7 +202,8 @@ func Continue(fd int, start, length uintptr, mode uint64) error {
 // ZeroPage fills the holes [start, start+length) of the registering
 // process's shared memory with zeroed pages, maps them writable and wakes
 // the threads waiting on them; a page already in the page cache fails it
-// with EEXIST. It is the one call of fallocate and Continue, and cheaper.
+// with EEXIST. One call in place of fallocate and Continue (mode 0), and
+// cheaper.
 func ZeroPage(fd int, start, length uintptr) error {
 	z := uffdioZeropage{rng: uffdioRange{uint64(start), uint64(length)}}
 	if err := ioctl(fd, UFFDIO_ZEROPAGE, unsafe.Pointer(&z)); err != nil {
