@@ -1065,13 +1065,8 @@ func (s *State) invalidating(fresh []*protocol.Interval) pageSet {
 	var runs []protocol.PageRange
 	for _, iv := range fresh {
 		for p := range protocol.Pages(iv.Pages) {
-			if s.holds(p, iv.ID) {
-				continue
-			}
-			if n := len(runs); n > 0 && runs[n-1].End() == uint64(p) {
-				runs[n-1].Count++
-			} else {
-				runs = append(runs, protocol.PageRange{First: p, Count: 1})
+			if !s.holds(p, iv.ID) {
+				runs = protocol.AppendPage(runs, p)
 			}
 		}
 	}

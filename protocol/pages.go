@@ -6,13 +6,18 @@ import "iter"
 func Ranges(pages []uint32) []PageRange {
 	var rs []PageRange
 	for _, p := range pages {
-		if n := len(rs); n > 0 && rs[n-1].End() == uint64(p) {
-			rs[n-1].Count++
-			continue
-		}
-		rs = append(rs, PageRange{First: p, Count: 1})
+		rs = AppendPage(rs, p)
 	}
 	return rs
+}
+
+// AppendPage appends page p to rs, extending its last range if p follows it.
+func AppendPage(rs []PageRange, p uint32) []PageRange {
+	if n := len(rs); n > 0 && rs[n-1].End() == uint64(p) {
+		rs[n-1].Count++
+		return rs
+	}
+	return append(rs, PageRange{First: p, Count: 1})
 }
 
 // Pages yields every page of the ranges in order.

@@ -346,10 +346,6 @@ func micro(n *dsm.Node, args []string) error {
 	return nil
 }
 
-// sysRead reads a file with read(2) straight into shared memory that other
-// ranks wrote last: the pages are stale, so without Validate the kernel
-// would fail the call with EFAULT (user-mode userfaultfd cannot fault in a
-// system call); after Validate it succeeds.
 // pageTables: every rank writes its part of an array of 8 MiB and checks the
 // others' after a barrier, then prints the size of its page tables
 // (VmPTE), which must follow the memory used, not the region's size.
@@ -383,6 +379,10 @@ func pageTables(n *dsm.Node, _ []string) error {
 	return errors.New("no VmPTE in /proc/self/status")
 }
 
+// sysRead reads a file with read(2) straight into shared memory that other
+// ranks wrote last: the pages are stale, so without Validate the kernel
+// would fail the call with EFAULT (user-mode userfaultfd cannot fault in a
+// system call); after Validate it succeeds.
 func sysRead(n *dsm.Node, args []string) error {
 	const size = 5 * 4096
 	a, err := n.Alloc(size)
