@@ -69,6 +69,8 @@ func (r *Request) DecodeMsgpack(dec *msgpack.Decoder) error {
 		return err
 	}
 	if msgpcode.IsFixedMap(c) || c == msgpcode.Map16 || c == msgpcode.Map32 {
+		// A map sets only the fields it names.
+		*r = Request{}
 		return dec.Decode((*legacyRequest)(r))
 	}
 	n, err := dec.DecodeArrayLen()

@@ -74,7 +74,7 @@ func TestLegacyRequest(t *testing.T) {
 		want := randomRequest(rng)
 		body, err := msgpack.Marshal((*legacyRequest)(&want))
 		require.NoError(t, err)
-		var got Request
+		got := randomRequest(rng) // a request read into before
 		require.NoError(t, msgpack.Unmarshal(body, &got))
 		// omitempty sends an empty list as none.
 		if len(want.Members) == 0 {
