@@ -1094,10 +1094,11 @@ func TestHomeRejects(t *testing.T) {
 }
 
 // TestFaultAround: a fault on a page this rank writes in place maps the
-// unmapped pages after it that it also writes in place, up to faultAround,
-// as a read maps them; a page homed elsewhere ends the run.
+// unmapped pages after it that it also writes in place: faultAroundFirst
+// of them when it starts a run, twice the run it extends after that, up to
+// faultAround; a page homed elsewhere ends the run.
 func TestFaultAround(t *testing.T) {
-	const homed = faultAround + 27 // pages homed at rank 0; 10 more at rank 1
+	const homed = 3*faultAround + 27 // pages homed at rank 0; 10 more at rank 1
 	c := homeCluster(t, 2, homed+10, true)
 	barrier(c, []protocol.HomeRange{{First: 0, Count: homed, Rank: 0}, {First: homed, Count: 10, Rank: 1}})
 	c.actions(0)
@@ -1110,19 +1111,25 @@ func TestFaultAround(t *testing.T) {
 		}
 		return out
 	}
-	c.read(0, 0, 0, 1)
-	acts := maps(0)
-	require.Len(t, acts, 1+faultAround)
-	for i, a := range acts {
-		assert.Equal(t, uint32(i), a.Page)
+	next := uint32(0)
+	for _, window := range []uint32{faultAroundFirst, 2 * (faultAroundFirst + 1), 2 * (3*faultAroundFirst + 4), faultAround} {
+		c.read(0, next, 0, 1)
+		acts := maps(0)
+		require.Len(t, acts, int(1+window), "a fault on page %d", next)
+		for i, a := range acts {
+			assert.Equal(t, next+uint32(i), a.Page)
+		}
+		next += 1 + window
 	}
 	c.read(0, homed-20, 0, 1)
-	acts = maps(0)
+	acts := maps(0)
 	require.Len(t, acts, 20, "the last 20 pages homed at rank 0: the next is rank 1's")
 	assert.Equal(t, uint32(homed-1), acts[19].Page)
 	assert.Equal(t, acts[0].Kind, acts[1].Kind, "mapped as the faulting read maps")
-	c.read(0, faultAround+1, 0, 1)
-	assert.Len(t, maps(0), 6, "up to the pages mapped by the last read")
+	c.read(0, next+5, 0, 1)
+	assert.Len(t, maps(0), 1+faultAroundFirst, "a fault that does not extend a run starts one")
+	c.read(0, next, 0, 1)
+	assert.Len(t, maps(0), 5, "up to the pages mapped by the last read")
 	c.read(1, 0, 0, 1)
 	assert.Len(t, maps(1), 1, "a page fetched from its home maps alone")
 }
@@ -1142,14 +1149,14 @@ func TestFaultAroundWrite(t *testing.T) {
 			kinds = append(kinds, a.Kind)
 		}
 	}
-	require.Len(t, kinds, 1+faultAround)
+	require.Len(t, kinds, 1+faultAroundFirst)
 	for i, k := range kinds {
 		assert.Equal(t, ActMapReadWrite, k, "page %d", 10+i)
 	}
-	assert.Len(t, c.st[0].dirty, 1+faultAround, "written in the open interval")
-	c.read(0, faultAround+17, 0, 1)
+	assert.Len(t, c.st[0].dirty, 1+faultAroundFirst, "written in the open interval")
+	c.read(0, 10+faultAroundFirst+1, 0, 1)
 	for _, a := range c.actions(0) {
-		if a.Page > faultAround+17 && (a.Kind == ActMapReadOnly || a.Kind == ActMapReadWrite) {
+		if a.Page > 10+faultAroundFirst+1 && (a.Kind == ActMapReadOnly || a.Kind == ActMapReadWrite) {
 			assert.Equal(t, ActMapReadOnly, a.Kind, "page %d mapped around a read", a.Page)
 		}
 	}
