@@ -130,6 +130,12 @@ func mainErr() error {
 		if cfg.syncRanks, err = parseRanks(*syncRanksFlag); err != nil {
 			return err
 		}
+		// Copies beyond the cores would measure the sharing of a core.
+		for _, n := range ranks {
+			if n >= 2 && n <= runtime.NumCPU() {
+				cfg.copies = append(cfg.copies, n)
+			}
+		}
 		if cfg.entries, err = selectNamed(entries, *only, entry.names); err != nil {
 			return err
 		}

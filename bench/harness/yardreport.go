@@ -75,6 +75,10 @@ func writeYardstick(w io.Writer, s yardSummary) error {
 			"The Fortran program's is the whole process, start to exit, as the harness measures it: its SVM runs include starting the job, its MPI runs mpirun's start. "+
 			"Its row \"a step\" is a time step alone: each of its runs is the program at fewer steps, then at the full count, and its time is theirs apart over the steps apart, "+
 			"which leaves out the start, the setup and the end (mpirun's start and SVM's alike): a program of many steps tends to its speedup. "+
+			"The copies are the sequential program run as that many processes at once, each the whole problem, "+
+			"and their time is the slowest's: the ceiling beside it, the copies times the sequential time over theirs, "+
+			"is what the machine lets that many cores do side by side with no parallel overhead at all "+
+			"(they share the memory's bandwidth, the last-level cache and the clock), the speedup no parallel program of that many ranks can pass. "+
 			"Speedup is the sequential time over the job's; SVM ÷ MPI is the SVM job's time over the MPI job's at the same rank count; "+
 			"the one-rank overhead is the 1-rank SVM time over the sequential time. "+
 			"%s marks SVM ÷ MPI above %.2f and a one-rank overhead above %.2f: the goals. "+
@@ -171,6 +175,9 @@ func kernelTable(s yardSummary, ms []measured) *table {
 	t.column("kernel", left)
 	t.column("problem", left)
 	t.column("sequential s", right)
+	for _, n := range s.copies {
+		t.column(fmt.Sprintf("%d copies: s (ceiling)", n), right)
+	}
 	for _, n := range s.mpiRanks {
 		t.column(fmt.Sprintf("MPI %d: s (speedup)", n), right)
 	}
@@ -193,6 +200,14 @@ func kernelTable(s yardSummary, ms []measured) *table {
 				c += fmt.Sprintf(" (%.2f)", seq/t)
 			}
 			return c
+		}
+		for _, n := range s.copies {
+			sr := m.find(copies, n)
+			c := cell(sr, format)
+			if t, ok := medianOf(sr); ok && seqOK {
+				c += fmt.Sprintf(" (%.2f)", float64(n)*seq/t)
+			}
+			row = append(row, c)
 		}
 		for _, n := range s.mpiRanks {
 			row = append(row, timed(m.find(mpiJob, n)))

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/svmcluster/svm/bench/internal/report"
@@ -21,6 +22,7 @@ type yardConfig struct {
 	entries   []entry
 	ranks     []int // the SVM jobs of the kernels
 	mpiRanks  []int // the MPI jobs of the kernels
+	copies    []int // how many copies of a kernel's sequential program run at once
 	syncRanks []int // the microbenchmarks' jobs
 	runs      int   // of every command
 	quick     bool
@@ -32,7 +34,7 @@ type yardConfig struct {
 // one rank count.
 type series struct {
 	way   way
-	ranks int // 0 for the sequential program
+	ranks int // 0 for the sequential program; for copies, how many
 	argv  []string
 	// shortArgv is the short run of an entry timed a step at a time, run
 	// before argv each time; nil for any other.
@@ -197,6 +199,8 @@ func (cfg yardConfig) seriesOf(e entry, w way, skipped string) []*series {
 		counts = cfg.syncRanks
 	case w == mpiJob:
 		counts = cfg.mpiRanks
+	case w == copies:
+		counts = cfg.copies
 	default:
 		counts = cfg.ranks
 	}
@@ -221,14 +225,44 @@ func buildStep(ctx context.Context, l layout, st step) error {
 // a step at a time it runs the short command first (perStep).
 func (m *measured) runOnce(ctx context.Context, cfg yardConfig, s *series) run {
 	if s.shortArgv == nil {
-		return m.judge(cfg, s, execute(ctx, cfg.timeout, s.argv))
+		return m.runJudged(ctx, cfg, s, s.argv, &m.reference, &m.by)
 	}
-	short := m.judgeAgainst(cfg, s, s.shortArgv, execute(ctx, cfg.timeout, s.shortArgv), &m.shortReference, &m.shortBy)
+	short := m.runJudged(ctx, cfg, s, s.shortArgv, &m.shortReference, &m.shortBy)
 	if short.err != nil {
 		short.err = fmt.Errorf("the run of fewer steps, %s: %w", cfg.display(s.shortArgv), short.err)
 		return short
 	}
-	return m.perStep(cfg, s, short, m.judge(cfg, s, execute(ctx, cfg.timeout, s.argv)))
+	return m.perStep(cfg, s, short, m.runJudged(ctx, cfg, s, s.argv, &m.reference, &m.by))
+}
+
+// runJudged runs argv of the series once and judges it against the
+// reference answer. A series of copies starts its copies together; each
+// must pass as a run of the sequential program would, and the run is the
+// slowest copy's.
+func (m *measured) runJudged(ctx context.Context, cfg yardConfig, s *series, argv []string, reference, by *string) run {
+	if s.way != copies {
+		return m.judgeAgainst(cfg, s, argv, execute(ctx, cfg.timeout, argv), reference, by)
+	}
+	procs := make([]process, s.ranks)
+	var wg sync.WaitGroup
+	for i := range procs {
+		wg.Go(func() { procs[i] = execute(ctx, cfg.timeout, argv) })
+	}
+	wg.Wait()
+	alone := &series{way: sequential, argv: argv}
+	var slowest run
+	for i, p := range procs {
+		r := m.judgeAgainst(cfg, alone, argv, p, reference, by)
+		r.ranks = s.ranks
+		if r.err != nil {
+			r.err = fmt.Errorf("copy %d of %d: %w", i+1, s.ranks, r.err)
+			return r
+		}
+		if slowest.result == nil || r.result.Seconds > slowest.result.Seconds {
+			slowest = r
+		}
+	}
+	return slowest
 }
 
 // perStep is a run of an entry timed a step at a time from its short and
@@ -253,15 +287,10 @@ func (m *measured) perStep(cfg yardConfig, s *series, short, full run) run {
 	return r
 }
 
-// judge judges one run of the series. A C kernel and the Fortran program
-// must also give the entry's reference answer: the C kernels' checksum,
-// the Fortran program's whole output.
-func (m *measured) judge(cfg yardConfig, s *series, p process) run {
-	return m.judgeAgainst(cfg, s, s.argv, p, &m.reference, &m.by)
-}
-
-// judgeAgainst judges a run of argv in the series against the reference
-// answer and its command, which the first passing run sets.
+// judgeAgainst judges a run of argv in the series. A C kernel and the
+// Fortran program must also give the reference answer (the C kernels'
+// checksum, the Fortran program's whole output) of its command, which the
+// first passing run sets.
 func (m *measured) judgeAgainst(cfg yardConfig, s *series, argv []string, p process, reference, by *string) run {
 	var r run
 	var answer string
@@ -326,10 +355,14 @@ func (r run) yardSummary(e entry) string {
 	return fmt.Sprintf("%.3f s (%s)", r.time(), r.result.Params)
 }
 
-// seriesWords names a series for people: "sequential", "SVM 2 ranks".
+// seriesWords names a series for people: "sequential", "SVM 2 ranks",
+// "2 copies at once".
 func seriesWords(s *series) string {
-	if s.way == sequential {
+	switch s.way {
+	case sequential:
 		return s.way.String()
+	case copies:
+		return fmt.Sprintf("%d copies at once", s.ranks)
 	}
 	return s.way.String() + " " + rankWords(s.ranks)
 }

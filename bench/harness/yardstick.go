@@ -169,16 +169,22 @@ const (
 	sequential way = iota
 	mpiJob
 	svmJob
+	// copies is the sequential program run as several processes at once,
+	// each the whole problem: what the machine allows n cores to do side
+	// by side (its memory bandwidth, shared caches and clock shared among
+	// them) with no parallel overhead at all. n times the sequential time
+	// over theirs is the speedup no parallel program of n ranks can pass.
+	copies
 )
 
 func (w way) String() string {
-	return [...]string{"sequential", "MPI", "SVM"}[w]
+	return [...]string{"sequential", "MPI", "SVM", "copies"}[w]
 }
 
 // suffix names the way in the C kernels' files (sor_seq.c, built as
 // sor-seq) and in their result lines.
 func (w way) suffix() string {
-	return [...]string{"seq", "mpi", "svm"}[w]
+	return [...]string{"seq", "mpi", "svm", "seq"}[w]
 }
 
 // layout is where the yardstick's programs are: the installed layout's
@@ -202,7 +208,7 @@ func (l layout) binary(e entry, w way) string {
 	case fortranProgram:
 		base := strings.TrimSuffix(filepath.Base(e.source), filepath.Ext(e.source))
 		switch w {
-		case sequential:
+		case sequential, copies:
 			return l.exe(base + "-seq")
 		case mpiJob:
 			return l.exe(base + "-mpi")
@@ -236,6 +242,9 @@ func (l layout) steps(e entry, ways []way) []step {
 		steps = append(steps, step{out: out, argv: append(append(slices.Clone(tool), "-o", out), args...)})
 	}
 	for _, w := range ways {
+		if w == copies {
+			continue // the sequential program's
+		}
 		switch e.kind {
 		case cKernel, svmSync, mpiSync:
 			src := filepath.Join("bench", "kernels", e.source+".c")
@@ -260,19 +269,22 @@ func (l layout) steps(e entry, ways []way) []step {
 	return steps
 }
 
-// ways are the ways the entry runs in, in the order of a round.
+// ways are the ways the entry runs in, in the order of a round. The
+// kernels in C and Fortran also run as copies of their sequential program;
+// the Go suite's, which take seconds each, do not.
 func (e entry) ways() []way {
 	switch e.kind {
 	case cKernel:
-		return []way{sequential, mpiJob, svmJob}
+		return []way{sequential, copies, mpiJob, svmJob}
 	case svmSync:
 		return []way{svmJob}
 	case mpiSync:
 		return []way{mpiJob}
 	case fortranProgram:
 		if e.mpiSource != "" {
-			return []way{sequential, mpiJob, svmJob}
+			return []way{sequential, copies, mpiJob, svmJob}
 		}
+		return []way{sequential, copies, svmJob}
 	}
 	return []way{sequential, svmJob}
 }
@@ -305,7 +317,7 @@ func (l layout) shortCommand(e entry, w way, ranks int, quick bool) []string {
 func (l layout) launch(e entry, w way, ranks int) []string {
 	var argv []string
 	switch w {
-	case sequential:
+	case sequential, copies:
 		argv = []string{l.binary(e, w)}
 		if e.kind == goProgram {
 			argv = append(argv, "-seq")

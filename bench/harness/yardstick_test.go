@@ -19,8 +19,9 @@ import (
 
 // TestYardstickKernels builds the installed layout into a temporary
 // prefix and runs every C kernel, the shallow-water program and every
-// microbenchmark at its quick size: sequentially, as an SVM job of 1 and
-// 2 ranks and as an MPI job of 2. Every parallel run of a C kernel must
+// microbenchmark at its quick size: sequentially, as 2 copies of the
+// sequential program at once, as an SVM job of 1 and 2 ranks and as an
+// MPI job of 2. Every parallel run of a C kernel must
 // pass its own check against a sequential run and print the sequential
 // program's checksum; every run of shallow water, SVM and MPI, must print
 // what gfortran's build prints.
@@ -35,7 +36,7 @@ func TestYardstickKernels(t *testing.T) {
 	require.NoError(t, err)
 	cfg := yardConfig{
 		layout: layout{root: root, prefix: t.TempDir()}, entries: chosen,
-		ranks: []int{1, 2}, mpiRanks: []int{2}, syncRanks: []int{2}, runs: 1, quick: true,
+		ranks: []int{1, 2}, mpiRanks: []int{2}, copies: []int{2}, syncRanks: []int{2}, runs: 1, quick: true,
 		timeout: 2 * time.Minute, log: testLog{t},
 	}
 	ms, err := measureYardstick(ctx, cfg)
@@ -82,9 +83,9 @@ func TestEntries(t *testing.T) {
 		chosen = append(chosen, e.name)
 	}
 	assert.Equal(t, []string{"go/sor/zero", "sync/barrier", "sync/mpi-barrier", "sync/lock", "sync/lock-contended"}, chosen)
-	assert.Equal(t, []way{sequential, mpiJob, svmJob}, entryNamed(t, "c/sor").ways())
-	assert.Equal(t, []way{sequential, mpiJob, svmJob}, entryNamed(t, "fortran/shallow").ways(), "shallow water has its MPI version")
-	assert.Equal(t, []way{sequential, svmJob}, entry{kind: fortranProgram, source: "x.f"}.ways(), "a Fortran program without one")
+	assert.Equal(t, []way{sequential, copies, mpiJob, svmJob}, entryNamed(t, "c/sor").ways())
+	assert.Equal(t, []way{sequential, copies, mpiJob, svmJob}, entryNamed(t, "fortran/shallow").ways(), "shallow water has its MPI version")
+	assert.Equal(t, []way{sequential, copies, svmJob}, entry{kind: fortranProgram, source: "x.f"}.ways(), "a Fortran program without one")
 	assert.Equal(t, []way{sequential, svmJob}, entryNamed(t, "go/ep").ways())
 	assert.Equal(t, "mpifort", entryNamed(t, "fortran/shallow").mpiCompiler())
 	assert.Equal(t, "mpicc", entryNamed(t, "c/sor").mpiCompiler())
@@ -135,6 +136,8 @@ func TestCommands(t *testing.T) {
 		want string
 	}{
 		{l.command(sor, sequential, 0, false), "bin/yardstick/sor-seq 1024 3072 200"},
+		{l.command(sor, copies, 2, false), "bin/yardstick/sor-seq 1024 3072 200"},
+		{l.shortCommand(step, copies, 2, false), "bin/yardstick/shallow-seq 1024 10"},
 		{l.command(sor, svmJob, 2, false), "bin/svmf run -np 2 bin/yardstick/sor-svm 1024 3072 200"},
 		{l.command(sor, mpiJob, 2, true), "--oversubscribe --bind-to none --mca btl self,vader -np 2 bin/yardstick/sor-mpi 64 128 4"},
 		{l.command(is, sequential, 0, false), "bin/yardstick/is -seq -keys-log2 25 -range-log2 7 -iter 90"},
@@ -165,7 +168,7 @@ func TestCommands(t *testing.T) {
 		"bin/svmf build -o bin/yardstick/shallow-seq -nodist -O2 -falign-loops=64 svmfortran/compile/testdata/programs/shallow.f",
 		"mpifort -o bin/yardstick/shallow-mpi -O2 -falign-loops=64 bench/kernels/shallow_mpi.f",
 		"bin/svmf build -o bin/yardstick/shallow -O2 -falign-loops=64 svmfortran/compile/testdata/programs/shallow.f",
-	}, builds, "gfortran, mpifort and svmf build take the same flags")
+	}, builds, "gfortran, mpifort and svmf build take the same flags; the copies run the sequential program")
 }
 
 // passing is a canned passing run.
@@ -213,37 +216,40 @@ func TestMedian(t *testing.T) {
 // their first passing run.
 func TestJudge(t *testing.T) {
 	cfg := yardConfig{layout: layout{root: "/r", prefix: "/r"}, timeout: time.Second}
+	judge := func(m *measured, s *series, p process) run {
+		return m.judgeAgainst(cfg, s, s.argv, p, &m.reference, &m.by)
+	}
 	result := func(checksum string) process {
 		return process{stdout: fmt.Appendf(nil, `RESULT {"program":"sor","ranks":2,"seconds":1,"check":"ok","checksum":%q}`+"\n", checksum)}
 	}
 	m := &measured{entry: entryNamed(t, "c/sor")}
 	seq := &series{way: sequential, argv: []string{"/r/bin/yardstick/sor-seq", "1"}}
 	job := &series{way: svmJob, ranks: 2, argv: []string{"/r/bin/svmf", "run"}}
-	first := m.judge(cfg, seq, process{stdout: []byte(`RESULT {"program":"sor","ranks":0,"seconds":1,"check":"ok","checksum":"42"}`)})
+	first := judge(m, seq, process{stdout: []byte(`RESULT {"program":"sor","ranks":0,"seconds":1,"check":"ok","checksum":"42"}`)})
 	require.NoError(t, first.err)
 	assert.Equal(t, "42", m.reference)
 	assert.Equal(t, "bin/yardstick/sor-seq 1", m.by)
-	assert.NoError(t, m.judge(cfg, job, result("42")).err)
-	assert.EqualError(t, m.judge(cfg, job, result("43")).err, `its answer differs from that of bin/yardstick/sor-seq 1: line 1 is "43", want "42"`)
-	assert.EqualError(t, m.judge(cfg, job, result("")).err, "it printed no answer to compare")
+	assert.NoError(t, judge(m, job, result("42")).err)
+	assert.EqualError(t, judge(m, job, result("43")).err, `its answer differs from that of bin/yardstick/sor-seq 1: line 1 is "43", want "42"`)
+	assert.EqualError(t, judge(m, job, result("")).err, "it printed no answer to compare")
 
 	f := &measured{entry: entryNamed(t, "fortran/shallow")}
 	out := "shallow N = 64\nshallow 0 P U V 1.0\n"
-	r := f.judge(cfg, seq, process{stdout: []byte(out), wall: 1500 * time.Millisecond})
+	r := judge(f, seq, process{stdout: []byte(out), wall: 1500 * time.Millisecond})
 	require.NoError(t, r.err)
 	assert.Equal(t, 1.5, r.result.Seconds, "the process's time")
 	assert.Equal(t, "1024 × 1024 grid, 50 steps, whole process", r.result.Params)
-	assert.NoError(t, f.judge(cfg, job, process{stdout: []byte(out)}).err)
-	assert.EqualError(t, f.judge(cfg, job, process{stdout: []byte("shallow N = 64\nshallow 0 P U V 1.1\n")}).err,
+	assert.NoError(t, judge(f, job, process{stdout: []byte(out)}).err)
+	assert.EqualError(t, judge(f, job, process{stdout: []byte("shallow N = 64\nshallow 0 P U V 1.1\n")}).err,
 		`its answer differs from that of bin/yardstick/sor-seq 1: line 2 is "shallow 0 P U V 1.1", want "shallow 0 P U V 1.0"`)
 	mpi := &series{way: mpiJob, ranks: 2, argv: []string{"mpirun", "-np", "2", "/r/bin/yardstick/shallow-mpi"}}
-	r = f.judge(cfg, mpi, process{stdout: []byte(out), wall: 800 * time.Millisecond})
+	r = judge(f, mpi, process{stdout: []byte(out), wall: 800 * time.Millisecond})
 	require.NoError(t, r.err, "the MPI version's output is judged as the SVM build's")
 	assert.Equal(t, 0.8, r.result.Seconds)
 	assert.Equal(t, 2, r.result.Ranks)
-	assert.EqualError(t, f.judge(cfg, mpi, process{stdout: []byte("shallow N = 64\n")}).err,
+	assert.EqualError(t, judge(f, mpi, process{stdout: []byte("shallow N = 64\n")}).err,
 		`its answer differs from that of bin/yardstick/sor-seq 1: line 2 is "", want "shallow 0 P U V 1.0"`)
-	timedOut := f.judge(cfg, job, process{timedOut: true, err: fmt.Errorf("%w after 1s", errTimedOut)})
+	timedOut := judge(f, job, process{timedOut: true, err: fmt.Errorf("%w after 1s", errTimedOut)})
 	assert.ErrorIs(t, timedOut.err, errTimedOut)
 }
 
@@ -293,6 +299,29 @@ func TestRunOnceShort(t *testing.T) {
 		`its answer differs from that of sh -c echo three steps: line 1 is "three stops", want "three steps"`)
 }
 
+// TestRunOnceCopies: a series of copies starts them together, judges each
+// as a run of the sequential program, and takes the slowest's time; a copy
+// with another answer fails the run, naming it.
+func TestRunOnceCopies(t *testing.T) {
+	cfg := yardConfig{layout: layout{root: "/r", prefix: "/r"}, timeout: time.Minute}
+	m := &measured{entry: entry{name: "x", kind: fortranProgram, full: "8", problem: "%[1]s"}}
+	// Each copy sleeps its turn: the third copy started is the slowest.
+	dir := t.TempDir()
+	sleepy := []string{"sh", "-c", `n=$(mkdir ` + dir + `/a 2>/dev/null && echo 0 || (mkdir ` + dir + `/b 2>/dev/null && echo 0 || echo 0.3)); sleep $n; echo the answer`}
+	start := time.Now()
+	r := m.runOnce(context.Background(), cfg, &series{way: copies, ranks: 3, argv: sleepy})
+	require.NoError(t, r.err)
+	assert.Equal(t, 3, r.ranks)
+	assert.GreaterOrEqual(t, r.result.Seconds, 0.3, "the slowest copy's time")
+	assert.Less(t, time.Since(start), 900*time.Millisecond, "the copies ran at once")
+	assert.Equal(t, "the answer\n", m.reference)
+
+	other := []string{"sh", "-c", `mkdir ` + dir + `/c 2>/dev/null && echo the answer || echo another answer`}
+	r = m.runOnce(context.Background(), cfg, &series{way: copies, ranks: 2, argv: other})
+	require.Error(t, r.err)
+	assert.Regexp(t, `^copy [12] of 2: its answer differs from that of sh -c .*: line 1 is "another answer", want "the answer"$`, r.err.Error())
+}
+
 // cannedYardstick has SOR with every way passing, Jacobi with a failed
 // and a timed-out job and no MPI here, a Go program, shallow water with
 // its MPI version, and four microbenchmarks, one of them failed at 8
@@ -300,7 +329,7 @@ func TestRunOnceShort(t *testing.T) {
 func cannedYardstick(t *testing.T) yardSummary {
 	cfg := yardConfig{
 		layout: layout{root: "/r", prefix: "/r"},
-		ranks:  []int{1, 2, 4}, mpiRanks: []int{2}, syncRanks: []int{2, 4, 8}, runs: 3,
+		ranks:  []int{1, 2, 4}, mpiRanks: []int{2}, copies: []int{2}, syncRanks: []int{2, 4, 8}, runs: 3,
 	}
 	times := func(w way, ranks int, skipped string, secs ...float64) *series {
 		s := &series{way: w, ranks: ranks, argv: []string{"/r/bin/x", fmt.Sprint(ranks)}, skipped: skipped}
@@ -310,7 +339,7 @@ func cannedYardstick(t *testing.T) yardSummary {
 		return s
 	}
 	sor := measured{entry: entryNamed(t, "c/sor"), series: []*series{
-		times(sequential, 0, "", 0.26, 0.25, 0.27), times(mpiJob, 2, "", 0.13, 0.14, 0.12),
+		times(sequential, 0, "", 0.26, 0.25, 0.27), times(copies, 2, "", 0.32, 0.34, 0.33), times(mpiJob, 2, "", 0.13, 0.14, 0.12),
 		times(svmJob, 1, "", 0.33, 0.32, 0.34), times(svmJob, 2, "", 5.5, 5.6, 5.58), times(svmJob, 4, "", 0.1, 0.1, 0.1),
 	}}
 	failed, late := times(svmJob, 2, "", 1), times(svmJob, 4, "")
@@ -334,7 +363,7 @@ func cannedYardstick(t *testing.T) yardSummary {
 		return s
 	}
 	step := measured{entry: entryNamed(t, "fortran/shallow-step"), series: []*series{
-		stepped(times(sequential, 0, "", 0.32, 0.33, 0.31)), stepped(times(mpiJob, 2, "", 0.2, 0.19, 0.21)),
+		stepped(times(sequential, 0, "", 0.32, 0.33, 0.31)), stepped(times(copies, 2, "", 0.4, 0.4, 0.4)), stepped(times(mpiJob, 2, "", 0.2, 0.19, 0.21)),
 		stepped(times(svmJob, 2, "", 0.24, 0.24, 0.25)),
 	}}
 	perOp := func(w way, ranks int, micros float64) *series {
@@ -355,15 +384,16 @@ func cannedYardstick(t *testing.T) yardSummary {
 func TestKernelTable(t *testing.T) {
 	s := cannedYardstick(t)
 	tb := kernelTable(s, s.kernels())
-	assert.Equal(t, []string{"kernel", "problem", "sequential s", "MPI 2: s (speedup)", "SVM 1: s (speedup)", "SVM 2: s (speedup)",
+	assert.Equal(t, []string{"kernel", "problem", "sequential s", "2 copies: s (ceiling)", "MPI 2: s (speedup)", "SVM 1: s (speedup)", "SVM 2: s (speedup)",
 		"SVM 4: s (speedup)", "SVM ÷ MPI at 2", "1-rank overhead"}, tb.header)
 	require.Len(t, tb.rows, 5)
-	assert.Equal(t, []string{"Red-black SOR (C)", "a problem", "0.260", "0.130 (2.00)", "0.330 (0.79)", "5.580 (0.05)", "0.100 (2.60)", "42.92 ✗", "1.269 ✗"}, tb.rows[0])
-	assert.Equal(t, []string{"Jacobi 2-D (C)", "a problem", "0.500", "—", "0.500 (1.00)", "failed", "timed out", "—", "1.000"}, tb.rows[1])
-	assert.Equal(t, []string{"EP (Go)", "a problem", "4.000", "—", "4.200 (0.95)", "2.000 (2.00)", "2.000 (2.00)", "—", "1.050 ✗"}, tb.rows[2])
-	assert.Equal(t, []string{"Shallow water (SVM-Fortran)", "a problem", "0.520", "0.410 (1.27)", "0.600 (0.87)", "0.600 (0.87)", "0.900 (0.58)", "1.46 ✗", "1.154 ✗"},
+	assert.Equal(t, []string{"Red-black SOR (C)", "a problem", "0.260", "0.330 (1.58)", "0.130 (2.00)", "0.330 (0.79)", "5.580 (0.05)", "0.100 (2.60)", "42.92 ✗", "1.269 ✗"}, tb.rows[0],
+		"the ceiling: 2 × 0.26 s over the copies' 0.33 s")
+	assert.Equal(t, []string{"Jacobi 2-D (C)", "a problem", "0.500", "—", "—", "0.500 (1.00)", "failed", "timed out", "—", "1.000"}, tb.rows[1])
+	assert.Equal(t, []string{"EP (Go)", "a problem", "4.000", "—", "—", "4.200 (0.95)", "2.000 (2.00)", "2.000 (2.00)", "—", "1.050 ✗"}, tb.rows[2])
+	assert.Equal(t, []string{"Shallow water (SVM-Fortran)", "a problem", "0.520", "—", "0.410 (1.27)", "0.600 (0.87)", "0.600 (0.87)", "0.900 (0.58)", "1.46 ✗", "1.154 ✗"},
 		tb.rows[3], "shallow water's MPI column, its speedup and SVM ÷ MPI")
-	assert.Equal(t, []string{"Shallow water (SVM-Fortran), a step", "a problem", "0.0080", "0.0050 (1.60)", "—", "0.0060 (1.33)", "—", "1.20 ✗", "—"},
+	assert.Equal(t, []string{"Shallow water (SVM-Fortran), a step", "a problem", "0.0080", "0.0100 (1.60)", "0.0050 (1.60)", "—", "0.0060 (1.33)", "—", "1.20 ✗", "—"},
 		tb.rows[4], "a step's times, to a tenth of a millisecond")
 
 	st := syncTable(s, s.syncs())
@@ -393,7 +423,8 @@ func TestWriteYardstick(t *testing.T) {
 		"- Jacobi 2-D (C), SVM 4 ranks, run 1: timed out after 5m0s\n",
 		"- Tmk_barrier, SVM 8 ranks, run 1: exit status 1\n",
 		"From the module's root, after the harness has built the programs into bin/yardstick:",
-		"Red-black SOR (C):\n\n- sequential: `bin/x 0` — runs: 0.260, 0.250, 0.270\n- MPI 2 ranks: `bin/x 2` — runs: 0.130, 0.140, 0.120\n",
+		"Red-black SOR (C):\n\n- sequential: `bin/x 0` — runs: 0.260, 0.250, 0.270\n- 2 copies at once: `bin/x 2` — runs: 0.320, 0.340, 0.330\n- MPI 2 ranks: `bin/x 2` — runs: 0.130, 0.140, 0.120\n",
+		"the speedup no parallel program of that many ranks can pass",
 		"- SVM 2 ranks: `bin/x 2` — runs: 1.000, failed\n- SVM 4 ranks: `bin/x 4` — runs: timed out\n",
 		"- MPI 8 ranks: `bin/b` — runs: 13.3\n",
 		"Shallow water (SVM-Fortran):\n\n- sequential: `bin/x 0` — runs: 0.520, 0.530, 0.510\n- MPI 2 ranks: `bin/x 2` — runs: 0.400, 0.420, 0.410\n",
@@ -410,13 +441,17 @@ func TestWriteYardstick(t *testing.T) {
 	assert.Len(t, s.yardFailures(), 3)
 
 	recs := s.records()
-	require.Len(t, recs, 5+5+4+5+3+3+3+3+3)
+	require.Len(t, recs, 6+5+4+5+4+3+3+3+3)
+	assert.Equal(t, seriesRecord{Entry: "c/sor", Title: "Red-black SOR (C)", Way: "copies", Ranks: 2, Command: "bin/x 2", Median: ptr(0.33), Runs: recs[1].Runs}, recs[1])
+	recs = slices.Delete(recs, 1, 2)
 	assert.Equal(t, seriesRecord{Entry: "c/sor", Title: "Red-black SOR (C)", Way: "MPI", Ranks: 2, Command: "bin/x 2", Median: ptr(0.13), Runs: recs[1].Runs}, recs[1])
 	assert.Len(t, recs[1].Runs, 3)
 	assert.Equal(t, "mpicc not found", recs[6].Skipped)
 	assert.Nil(t, recs[8].Median, "a failed series has no median")
 	assert.Equal(t, "check: element 7 differs", recs[8].Runs[1].Error)
 	assert.Equal(t, seriesRecord{Entry: "fortran/shallow", Title: "Shallow water (SVM-Fortran)", Way: "MPI", Ranks: 2, Command: "bin/x 2", Median: ptr(0.41), Runs: recs[15].Runs}, recs[15])
+	assert.Equal(t, "copies", recs[20].Way)
+	recs = slices.Delete(recs, 20, 21)
 	assert.Equal(t, "bin/x 2 short", recs[20].ShortCommand, "a step's short run")
 	assert.InDelta(t, 0.005, *recs[20].Median, 1e-12, "per step")
 	assert.Empty(t, recs[15].ShortCommand)
