@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
@@ -140,7 +141,7 @@ func runFlagSet(stderr io.Writer) (*flag.FlagSet, *runFlags) {
 	fs.StringVar(&f.bind, "bind", launch.BindAuto, "binding of ranks to CPUs: auto (one CPU each when there are enough), none, or cpu (in turn, shared when too few)")
 	fs.BoolVar(&f.stats, "stats", false, "at the end, print every rank's faults, fetches, diffs, messages and waits on stderr")
 	fs.StringVar(&f.statsJSON, "stats-json", "", "at the end, write the same figures as JSON to `FILE`")
-	fs.StringVar(&f.profile, "profile", "", "write the engine's CPU profile to `DIR`/engine.cpu.pprof (go tool pprof -top reads it)")
+	fs.StringVar(&f.profile, "profile", "", "write the engine's CPU profile to `DIR`/engine.cpu.pprof and the time its threads waited for its locks to DIR/engine.mutex.pprof (go tool pprof -top reads them)")
 	fs.DurationVar(&f.killAfter, "kill-after", 2*time.Second, "how long stopped ranks get between SIGTERM and SIGKILL")
 	return fs, f
 }
@@ -370,14 +371,16 @@ func runJob(cfg engine.Config, f runFlags, prog string, args []string, stdout, s
 }
 
 // startProfile starts profiling svmf's CPU, which is the engine's while a
-// job runs here, into dir/engine.cpu.pprof; stop ends it and says how to
-// read it.
+// job runs here, into dir/engine.cpu.pprof, and the waits on its locks
+// (each rank's protocol lock among them) into dir/engine.mutex.pprof; stop
+// ends it and says how to read them.
 func startProfile(dir string, stderr io.Writer) (stop func(), err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, "engine.cpu.pprof")
-	file, err := os.Create(path)
+	cpuPath := filepath.Join(dir, "engine.cpu.pprof")
+	mutexPath := filepath.Join(dir, "engine.mutex.pprof")
+	file, err := os.Create(cpuPath)
 	if err != nil {
 		return nil, err
 	}
@@ -385,12 +388,35 @@ func startProfile(dir string, stderr io.Writer) (stop func(), err error) {
 		file.Close()
 		return nil, err
 	}
+	runtime.SetMutexProfileFraction(1)
 	return func() {
 		pprof.StopCPUProfile()
-		if err := file.Close(); err != nil {
+		err := file.Close()
+		if err == nil {
+			err = writeProfile("mutex", mutexPath)
+		}
+		runtime.SetMutexProfileFraction(0)
+		if err != nil {
 			fmt.Fprintf(stderr, "svmf: --profile: %v\n", err)
 			return
 		}
-		fmt.Fprintf(stderr, "svmf: the engine's CPU profile is in %s; read it with: go tool pprof -top %s (or -http=localhost:8080 for graphs)\n", path, path)
+		fmt.Fprintf(stderr, "svmf: the engine's CPU profile is in %s; read it with: go tool pprof -top %s (or -http=localhost:8080 for graphs)\n", cpuPath, cpuPath)
+		fmt.Fprintf(stderr, "svmf: the time its threads waited for its locks is in %s (go tool pprof -top reads it too)\n", mutexPath)
 	}, nil
+}
+
+// writeProfile writes the runtime's profile name to path.
+func writeProfile(name, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = pprof.Lookup(name).WriteTo(f, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }

@@ -419,8 +419,8 @@ func TestCommandLine(t *testing.T) {
 	}
 }
 
-// TestProfile: --profile DIR leaves the engine's CPU profile there, in
-// pprof's format, and says how to read it.
+// TestProfile: --profile DIR leaves the engine's CPU profile and its lock
+// waits there, in pprof's format, and says how to read them.
 func TestProfile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "prof")
 	j := svmf(t, time.Minute, nil, "run", "-np", "2", "--profile", dir, testprog, "counter", "-k", "50")
@@ -430,6 +430,11 @@ func TestProfile(t *testing.T) {
 	out, err := exec.Command("go", "tool", "pprof", "-top", path).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "Type: cpu")
+	path = filepath.Join(dir, "engine.mutex.pprof")
+	assert.Contains(t, j.stderr, "svmf: the time its threads waited for its locks is in "+path)
+	out, err = exec.Command("go", "tool", "pprof", "-top", path).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "Type: delay")
 }
 
 // TestBaseAddressTaken: a region base that overlaps the program's own

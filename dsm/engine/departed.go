@@ -11,14 +11,12 @@ type Departure struct {
 // of a dead rank this way, where svmf run and svmd learn it from the exit
 // status.
 func (e *Engine) Departed() []Departure {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	var gone []Departure
-	for _, h := range e.hosts {
-		if h != nil && h.gone && !h.closed {
+	e.eachHost(func(h *host) {
+		if h.gone && !h.closed {
 			gone = append(gone, Departure{Rank: h.id, Pid: h.pid})
 		}
-	}
+	})
 	return gone
 }
 
@@ -26,13 +24,11 @@ func (e *Engine) Departed() []Departure {
 // launcher that did not start the ranks itself (under Slurm) gives them a
 // time to join, and ends the job naming those that did not.
 func (e *Engine) Waiting() []int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	var waiting []int
-	for _, h := range e.hosts {
-		if h != nil && h.conn == nil && !h.gone && !h.closed {
+	e.eachHost(func(h *host) {
+		if h.conn == nil && !h.gone && !h.closed {
 			waiting = append(waiting, h.id)
 		}
-	}
+	})
 	return waiting
 }

@@ -9,8 +9,11 @@
 // The engine never runs inside an application process: a fault handler in
 // the faulting Go process deadlocks with the garbage collector (see
 // docs/design.md). The goroutines that read the sockets and userfaultfds do the
-// protocol work themselves, one at a time under the engine's lock: a fault
-// costs no hand-off between goroutines.
+// protocol work themselves, under the lock of the rank they serve, so that
+// different ranks' faults and calls run side by side: a fault costs no
+// hand-off between goroutines. A message for another hosted rank waits in
+// that rank's inbox, and whichever thread next holds or frees the rank's
+// lock steps it (settle).
 package engine
 
 import (
@@ -25,6 +28,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -55,7 +59,8 @@ type Config struct {
 
 // Remote carries protocol messages to the engines that host the ranks this
 // one does not. Send must not block on the receiving engine: it queues.
-// encoded is env.Msg's encoding, valid only during the call.
+// encoded is env.Msg's encoding, valid only during the call. Send is called
+// concurrently for different sending ranks, in order for each.
 type Remote interface {
 	Send(env protocol.Envelope, encoded []byte) error
 }
@@ -65,8 +70,8 @@ type Owner struct {
 	UID, GID int
 }
 
-// Observer hears how long ranks waited. It is called under the engine's
-// lock and must not block.
+// Observer hears how long ranks waited. It is called under the waiting
+// rank's lock, concurrently for different ranks, and must not block.
 type Observer interface {
 	// LockAcquired: remote is true when the grant took messages.
 	LockAcquired(rank int, remote bool, wait time.Duration)
@@ -86,25 +91,24 @@ type Engine struct {
 	pages    int
 	ln       *net.UnixListener
 	hosts    []*host
-	// mu serializes all protocol work; the fields below are under it.
-	mu sync.Mutex
+	// mu guards how the job ends: closed and err. Each rank's protocol
+	// work is under its host's lock.
+	mu     sync.Mutex
+	closed bool
+	err    error // the failure that ended the job
+	// stopping is set with closed or err: no more protocol work.
+	stopping atomic.Bool
 	// ended is closed when the job has finished or failed.
 	ended     chan struct{}
 	endedOnce sync.Once
-	closed    bool
 	closeOnce sync.Once
+	// closedRanks counts the hosted ranks whose application called Close.
+	closedRanks atomic.Int32
 	// stopFD is an eventfd that wakes the fault readers when the engine closes.
 	stopFD int
-	err    error // the failure that ended the job
-	// inbox holds messages between hosted ranks not yet delivered.
-	inbox     []protocol.Envelope
-	draining  bool
-	encodeBuf []byte
 	// pageBufs are page-sized buffers free for pageCopy.
-	pageBufs [][]byte
-	// faulting is the rank whose faults are being resolved: the actions
-	// of its flushes wait for runDeferred.
-	faulting *host
+	pageBufsMu sync.Mutex
+	pageBufs   [][]byte
 	// asyncWrites: the ranks' writes are found without faults (see
 	// AsyncWrites).
 	asyncWrites bool
@@ -232,84 +236,155 @@ func (e *Engine) Run(ctx context.Context) error {
 
 // fail ends the job with err (the first failure wins).
 func (e *Engine) fail(err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.err == nil {
 		e.err = err
 	}
+	e.stopping.Store(true)
 }
 
-// do runs f under the engine's lock, then delivers the messages it caused
-// and checks whether the job has ended. It returns false, without running
-// f, once the engine is closed or the job has ended.
-func (e *Engine) do(f func()) bool {
-	e.lock()
-	defer e.mu.Unlock()
-	if e.closed || e.err != nil {
+// do runs f under h's lock, then steps the messages it caused and checks
+// whether the job has ended. It returns false, without running f, once the
+// engine is closed or the job has ended.
+func (e *Engine) do(h *host, f func()) bool {
+	e.lock(h)
+	if e.stopping.Load() {
+		h.mu.Unlock()
 		return false
 	}
 	f()
-	e.drain()
-	if e.err == nil && !e.finished() {
-		e.checkDeadlock()
-	}
-	if e.err != nil || e.finished() {
-		e.endedOnce.Do(func() { close(e.ended) })
-	}
+	e.drain(h)
+	e.unlock(h)
+	e.settle()
+	e.checkEnd()
 	return true
 }
 
-// lock takes the engine's lock. Where each hosted rank has a CPU, a thread
-// that finds it taken polls it for up to spinFor first, yielding its CPU
-// between polls: the engine's threads are locked to their ranks' CPUs, and
-// one that slept on the lock woke through the Go scheduler (another thread
-// started to run it, then handed it back to its own), which took a tenth of
-// the engine's CPU in shallow water at 2 ranks.
-func (e *Engine) lock() {
-	if e.hosted > e.cpus {
-		e.mu.Lock()
+// checkEnd closes ended once the job has failed or every hosted rank has
+// closed, and fails it when its ranks wait for each other forever.
+func (e *Engine) checkEnd() {
+	if !e.stopping.Load() && !e.finished() {
+		e.checkDeadlock()
+	}
+	if e.finished() || e.failed() {
+		e.endedOnce.Do(func() { close(e.ended) })
+	}
+}
+
+// failed reports whether the job has failed.
+func (e *Engine) failed() bool {
+	if !e.stopping.Load() {
+		return false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.err != nil
+}
+
+// lock takes h's lock. Where each hosted rank has a CPU, a thread that
+// finds it taken polls it for up to spinFor first, yielding its CPU between
+// polls: the engine's threads are locked to their ranks' CPUs, and one that
+// slept on a lock woke through the Go scheduler (another thread started to
+// run it, then handed it back to its own), which took a tenth of the
+// engine's CPU in shallow water at 2 ranks.
+func (e *Engine) lock(h *host) {
+	if h.mu.TryLock() {
 		return
 	}
-	for start := time.Now(); !e.mu.TryLock(); link.Yield() {
+	if e.hosted > e.cpus {
+		h.mu.Lock()
+		return
+	}
+	for start := time.Now(); !h.mu.TryLock(); link.Yield() {
 		if time.Since(start) >= spinFor {
-			e.mu.Lock()
+			h.mu.Lock()
 			return
 		}
 	}
 }
 
-// finished reports whether every rank hosted here has closed.
-func (e *Engine) finished() bool {
-	for _, h := range e.hosts {
-		if h != nil && !h.closed {
-			return false
+// unlock releases h's lock; whoever releases it must settle next, as a
+// message pushed while the lock was held is the holder's to step.
+func (e *Engine) unlock(h *host) {
+	h.idle.Store(h.closed || h.gone || (h.call != nil && h.call.op != link.OpValidate && !h.call.op.Allocates()))
+	h.mu.Unlock()
+}
+
+// settle steps the messages waiting for each hosted rank whose lock is
+// free, until none waits. A rank whose lock another thread holds is that
+// thread's to settle when it releases it: a message is pushed before its
+// receiver's lock is tried, and the holder looks at the inbox after it
+// unlocks, so no message is left waiting with no thread to step it.
+func (e *Engine) settle() {
+	for again := true; again && !e.stopping.Load(); {
+		again = false
+		for _, g := range e.hosts {
+			if g == nil || g.pending.Load() == 0 || !g.mu.TryLock() {
+				continue
+			}
+			if !e.stopping.Load() {
+				e.drain(g)
+			}
+			e.unlock(g)
+			again = true
 		}
 	}
-	return true
 }
+
+// finished reports whether every rank hosted here has closed.
+func (e *Engine) finished() bool { return int(e.closedRanks.Load()) == e.hosted }
 
 // checkDeadlock ends the job when every rank still running waits in a lock,
 // barrier or share that no other rank can end. Only an engine that hosts
-// every rank knows that.
+// every rank knows that. A first look without the ranks' locks rules out
+// the usual cases, a rank at work or a message on its way; the verdict
+// takes every rank's lock, in order.
 func (e *Engine) checkDeadlock() {
 	if e.cfg.Remote != nil {
 		return
 	}
+	for _, h := range e.hosts {
+		if !h.idle.Load() || h.pending.Load() > 0 {
+			return
+		}
+	}
+	for _, h := range e.hosts {
+		h.mu.Lock()
+	}
+	err := e.deadlock()
+	for _, h := range e.hosts {
+		e.unlock(h)
+	}
+	if err != nil {
+		e.fail(err)
+		return
+	}
+	e.settle()
+}
+
+// deadlock, with every rank's lock held, describes the deadlock the ranks
+// are in, or returns nil if some rank can still go on.
+func (e *Engine) deadlock() error {
 	var waits []string
 	gone := 0
 	for _, h := range e.hosts {
 		switch {
+		case h.pending.Load() > 0:
+			return nil
 		case h.closed || h.gone:
 			gone++
 			waits = append(waits, fmt.Sprintf("rank %d has %s", h.id, map[bool]string{true: "closed", false: "exited"}[h.closed]))
 		case h.call != nil && h.call.op != link.OpValidate && !h.call.op.Allocates():
 			waits = append(waits, fmt.Sprintf("rank %d waits in %s", h.id, h.call))
 		default:
-			return
+			return nil
 		}
 	}
 	if gone == len(e.hosts) {
-		return
+		return nil
 	}
-	e.fail(fmt.Errorf("deadlock: %s", strings.Join(waits, "; ")))
+	return fmt.Errorf("deadlock: %s", strings.Join(waits, "; "))
 }
 
 // Close releases everything the engine holds: the socket, the ranks'
@@ -319,7 +394,11 @@ func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
 		e.mu.Lock()
 		e.closed = true
+		e.stopping.Store(true)
 		e.mu.Unlock()
+		// Work under way finishes first; any after it sees the engine
+		// stopping.
+		e.eachHost(func(*host) {})
 		e.ln.Close()
 		e.closeHosts()
 		os.Remove(e.cfg.Socket)
@@ -430,14 +509,14 @@ func (e *Engine) serveRequest(c *link.Conn, h **host, unpin *func()) bool {
 	fds, err := c.Recv(&req)
 	if err != nil {
 		if *h != nil {
-			e.do(func() { e.disconnected(*h, err) })
+			e.do(*h, func() { e.disconnected(*h, err) })
 		} else {
 			c.Close()
 		}
 		return false
 	}
 	if *h == nil {
-		if !e.do(func() { *h = e.join(c, req, fds) }) || *h == nil {
+		if *h = e.join(c, req, fds); *h == nil {
 			c.Close()
 			return false
 		}
@@ -446,7 +525,7 @@ func (e *Engine) serveRequest(c *link.Conn, h **host, unpin *func()) bool {
 		}
 		return true
 	}
-	if !e.do(func() { e.request(*h, req, fds) }) {
+	if !e.do(*h, func() { e.request(*h, req, fds) }) {
 		closeFDs(fds)
 	}
 	return true
@@ -475,11 +554,22 @@ func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
 	if h == nil {
 		return refuse("rank %d is not hosted by this engine", req.Rank)
 	}
+	joined := false
+	if !e.do(h, func() { joined = e.admit(h, c, req, cred.Pid) }) || !joined {
+		return nil
+	}
+	return h
+}
+
+// admit makes the application on c rank h, if no other has joined as it,
+// and reports whether it has.
+func (e *Engine) admit(h *host, c *link.Conn, req link.Request, pid int32) bool {
 	if h.conn != nil || h.closed {
-		return refuse("rank %d has already joined", req.Rank)
+		c.Send(link.Reply{Err: fmt.Sprintf("rank %d has already joined", req.Rank)})
+		return false
 	}
 	h.conn = c
-	h.pid = int(cred.Pid)
+	h.pid = int(pid)
 	h.funneled = req.Funneled
 	h.proto.SetFunneled(req.Funneled)
 	h.bound, h.cpu = req.Bound, req.CPU
@@ -491,7 +581,7 @@ func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
 	if h.ctl != nil {
 		region = append(region, h.ctlFD)
 	}
-	err = c.Send(link.Reply{Join: &link.Join{
+	err := c.Send(link.Reply{Join: &link.Join{
 		NProcs: e.cfg.NProcs, Base: e.cfg.Base, Size: e.cfg.RegionSize, PageSize: e.pageSize,
 		Locks: e.cfg.Locks, Barriers: e.cfg.Barriers, AsyncWrites: h.ctl != nil, Spin: spin,
 	}}, region...)
@@ -499,9 +589,9 @@ func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
 		// The rank died while joining (killed, or it exited): it is gone,
 		// as after any failed send, and its launcher says how it ended.
 		h.gone = true
-		return nil
+		return false
 	}
-	return h
+	return true
 }
 
 // disconnected runs when a rank's connection ends. A rank that exits
@@ -623,9 +713,10 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 		e.reply(h, link.Reply{Stats: h.stats()})
 	case link.OpClose:
 		h.takeLocal(req.Local)
-		h.actMu.Lock() // act reads it outside the engine's lock
+		h.actMu.Lock() // act reads it outside h's lock
 		h.closed = true
 		h.actMu.Unlock()
+		e.closedRanks.Add(1)
 		e.reply(h, link.Reply{})
 	default:
 		err = fmt.Errorf("unknown request")
@@ -698,22 +789,18 @@ func (e *Engine) setHome(h *host, req link.Request) error {
 // Deliver hands the engine a message from a rank hosted elsewhere, which
 // took size bytes on the wire.
 func (e *Engine) Deliver(env protocol.Envelope, size int) error {
-	var err error
-	if !e.do(func() { err = e.deliver(env, size) }) {
-		return errors.New("engine: the job has ended")
-	}
-	return err
-}
-
-func (e *Engine) deliver(env protocol.Envelope, size int) error {
 	if env.To < 0 || env.To >= e.cfg.NProcs || e.hosts[env.To] == nil {
 		return fmt.Errorf("engine: a message for rank %d, which this engine does not host", env.To)
 	}
 	if env.From < 0 || env.From >= e.cfg.NProcs || e.hosts[env.From] != nil {
 		return fmt.Errorf("engine: a message from rank %d, which is not remote", env.From)
 	}
-	e.hosts[env.To].received.count(env.Msg.Type(), env.From, size)
-	e.inbox = append(e.inbox, env)
+	if e.stopping.Load() {
+		return errors.New("engine: the job has ended")
+	}
+	e.hosts[env.To].push(delivery{env, size})
+	e.settle()
+	e.checkEnd()
 	return nil
 }
 
@@ -738,10 +825,10 @@ func (e *Engine) flush(h *host) { e.flushing(h, false) }
 // flushing is flush; now: the page actions are carried out before it
 // returns, even during h's fault.
 //
-// The page actions of a fault's own resolution wait, in order, until the
-// engine's lock is released (runDeferred): filling and mapping a run of
-// pages takes the kernel hundreds of microseconds, and under the lock the
-// ranks' faults would take turns on one CPU. Every other flush of h first
+// The page actions of a fault's own resolution wait, in order, until h's
+// lock is released (runDeferred): filling and mapping a run of pages takes
+// the kernel hundreds of microseconds, and under the lock the messages other
+// ranks send h (a request for a page homed at h) would wait for them. Every other flush of h first
 // carries out what waits, so h's actions keep their order; a flush that
 // completes h's call carries out everything before the reply, which may
 // tell the application to drop pages.
@@ -763,7 +850,7 @@ func (e *Engine) flushing(h *host, now bool) {
 		i += n
 	}
 	var err error
-	if e.faulting != h || rd.Done || now {
+	if !h.faulting || rd.Done || now {
 		err = e.runActions(h)
 	}
 	h.actMu.Unlock()
@@ -837,14 +924,15 @@ func (e *Engine) runActions(h *host) error {
 	return nil
 }
 
-// runDeferred carries out, outside the engine's lock, the actions of h's
+// runDeferred carries out, outside h's lock, the actions of h's
 // faults that flush left waiting.
 func (e *Engine) runDeferred(h *host) {
 	h.actMu.Lock()
 	err := e.runActions(h)
 	h.actMu.Unlock()
 	if err != nil {
-		e.do(func() { e.fail(err) })
+		e.fail(err)
+		e.checkEnd()
 	}
 }
 
@@ -894,7 +982,6 @@ func (e *Engine) send(from *host, env protocol.Envelope) {
 		// Handed over in memory: counted as its encoding, not encoded.
 		size := protocol.EncodedSize(env.Msg)
 		from.sent.count(env.Msg.Type(), env.To, size)
-		to.received.count(env.Msg.Type(), env.From, size)
 		// Pages sent whole may be the sender's memory, which its
 		// application goes on writing: taken now, as a message on the wire
 		// is. (Pages are pushed only to ranks of other engines: see
@@ -904,17 +991,17 @@ func (e *Engine) send(from *host, env protocol.Envelope) {
 				m.Pages[i].Data = e.pageCopy(m.Pages[i].Data)
 			}
 		}
-		e.inbox = append(e.inbox, env)
+		to.push(delivery{env, size})
 		return
 	}
 	var err error
-	e.encodeBuf, err = protocol.AppendEncode(e.encodeBuf[:0], env.Msg)
+	from.encodeBuf, err = protocol.AppendEncode(from.encodeBuf[:0], env.Msg)
 	if err != nil {
 		e.fail(fmt.Errorf("rank %d: %w", from.id, err))
 		return
 	}
-	from.sent.count(env.Msg.Type(), env.To, len(e.encodeBuf))
-	if err := e.cfg.Remote.Send(env, e.encodeBuf); err != nil {
+	from.sent.count(env.Msg.Type(), env.To, len(from.encodeBuf))
+	if err := e.cfg.Remote.Send(env, from.encodeBuf); err != nil {
 		e.fail(fmt.Errorf("rank %d: sending %v to rank %d: %w", from.id, env.Msg.Type(), env.To, err))
 	}
 }
@@ -927,26 +1014,42 @@ const maxPageBufs = 1024
 // handled: allocating and clearing a buffer per page took as long as the
 // copy.
 func (e *Engine) pageCopy(data []byte) []byte {
-	if n := len(e.pageBufs); n > 0 && len(data) == e.pageSize {
-		b := e.pageBufs[n-1]
-		e.pageBufs = e.pageBufs[:n-1]
-		copy(b, data)
-		return b
+	if len(data) == e.pageSize {
+		e.pageBufsMu.Lock()
+		if n := len(e.pageBufs); n > 0 {
+			b := e.pageBufs[n-1]
+			e.pageBufs = e.pageBufs[:n-1]
+			e.pageBufsMu.Unlock()
+			copy(b, data)
+			return b
+		}
+		e.pageBufsMu.Unlock()
 	}
 	return slices.Clone(data)
 }
 
-// drain delivers the messages between hosted ranks until none is left.
-func (e *Engine) drain() {
-	if e.draining {
-		return
+// reusePages takes back the buffers of a page response handed over in
+// memory, once its pages are copied into the receiving rank's memory.
+func (e *Engine) reusePages(m *protocol.PageResponse) {
+	e.pageBufsMu.Lock()
+	defer e.pageBufsMu.Unlock()
+	for _, pc := range m.Pages {
+		if len(pc.Data) == e.pageSize && len(e.pageBufs) < maxPageBufs {
+			e.pageBufs = append(e.pageBufs, pc.Data)
+		}
 	}
-	e.draining = true
-	defer func() { e.draining = false }()
-	for len(e.inbox) > 0 && e.err == nil {
-		env := e.inbox[0]
-		e.inbox = e.inbox[1:]
-		h := e.hosts[env.To]
+}
+
+// drain steps the messages waiting for h, whose lock is held, until none
+// is left.
+func (e *Engine) drain(h *host) {
+	for !e.stopping.Load() {
+		d, ok := h.pop()
+		if !ok {
+			return
+		}
+		env := d.env
+		h.received.count(env.Msg.Type(), env.From, d.size)
 		switch env.Msg.(type) {
 		case *protocol.LockGrant, *protocol.BarrierArrive, *protocol.BarrierDepart:
 			// These may close h's interval, but only while h waits in a
@@ -964,22 +1067,17 @@ func (e *Engine) drain() {
 		if m, ok := env.Msg.(*protocol.PageResponse); ok && e.hosts[env.From] != nil {
 			// Its pages, pageCopy's, are copied into the rank's memory,
 			// not kept.
-			for _, pc := range m.Pages {
-				if len(pc.Data) == e.pageSize && len(e.pageBufs) < maxPageBufs {
-					e.pageBufs = append(e.pageBufs, pc.Data)
-				}
-			}
+			e.reusePages(m)
 		}
 		e.flush(h)
 	}
-	e.inbox = e.inbox[:0]
 }
 
 // fault handles page faults that h's application took. Their mappings
 // wait for runDeferred.
 func (e *Engine) fault(h *host, faults []uffd.Fault) {
-	e.faulting = h
-	defer func() { e.faulting = nil }()
+	h.faulting = true
+	defer func() { h.faulting = false }()
 	for _, f := range faults {
 		if f.Address < e.cfg.Base || f.Address >= e.cfg.Base+e.cfg.RegionSize {
 			e.fail(fmt.Errorf("rank %d: fault at %#x, outside the shared region", h.id, f.Address))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -19,9 +20,26 @@ import (
 // host is one rank of the job as the engine holds it: its memory, its
 // protocol engine, and its application's connection and userfaultfd.
 type host struct {
-	id    int
+	id int
+	// mu serializes the rank's protocol work: proto and the fields below
+	// that say so are under it.
+	mu    sync.Mutex
 	proto *rank.Rank
-	memfd int
+	// inbox holds the messages for the rank not yet stepped, from ranks
+	// hosted here and from the other engines; pending counts them, for
+	// threads that look without inboxMu.
+	inboxMu   sync.Mutex
+	inbox     []delivery
+	inboxHead int
+	pending   atomic.Int32
+	// idle (set as mu is released): the rank waits in a call that only
+	// another rank can end, or has left; the deadlock check's first look.
+	idle atomic.Bool
+	// faulting (under mu): the rank's faults are being resolved, and the
+	// actions of its flushes wait for runDeferred.
+	faulting  bool
+	encodeBuf []byte
+	memfd     int
 	// view is the engine's own mapping of the rank's memory, never
 	// registered with a userfaultfd.
 	view []byte
@@ -66,6 +84,37 @@ type host struct {
 	sent                  traffic
 	// received counts what other ranks sent this one.
 	received traffic
+}
+
+// delivery is a message waiting in a rank's inbox, and the bytes it took
+// on the wire (or would have, handed over in memory).
+type delivery struct {
+	env  protocol.Envelope
+	size int
+}
+
+// push queues d for h.
+func (h *host) push(d delivery) {
+	h.inboxMu.Lock()
+	h.inbox = append(h.inbox, d)
+	h.inboxMu.Unlock()
+	h.pending.Add(1)
+}
+
+// pop takes the oldest message waiting for h.
+func (h *host) pop() (delivery, bool) {
+	h.inboxMu.Lock()
+	defer h.inboxMu.Unlock()
+	if h.inboxHead == len(h.inbox) {
+		return delivery{}, false
+	}
+	d := h.inbox[h.inboxHead]
+	h.inbox[h.inboxHead] = delivery{}
+	if h.inboxHead++; h.inboxHead == len(h.inbox) {
+		h.inbox, h.inboxHead = h.inbox[:0], 0
+	}
+	h.pending.Add(-1)
+	return d, true
 }
 
 // traffic counts one direction of a rank's messages.
@@ -209,7 +258,7 @@ func (e *Engine) readFaults(h *host, buf []byte) bool {
 	if len(faults) == 0 {
 		return true
 	}
-	if !e.do(func() { e.fault(h, faults) }) {
+	if !e.do(h, func() { e.fault(h, faults) }) {
 		return false
 	}
 	e.runDeferred(h)
@@ -481,18 +530,26 @@ func (s *RankSnapshot) AddCounts(o RankSnapshot) {
 
 // Snapshot returns the counters of every rank this engine hosts.
 func (e *Engine) Snapshot() []RankSnapshot {
-	e.mu.Lock()
-	defer e.mu.Unlock()
 	var snaps []RankSnapshot
-	for _, h := range e.hosts {
-		if h == nil || h.proto == nil {
-			continue
-		}
+	e.eachHost(func(h *host) {
 		snaps = append(snaps, RankSnapshot{
 			Rank: h.id, Stats: h.rankStats(), Metadata: h.proto.Metadata(),
 			BarrierWait: h.barrierWait, LockWait: h.lockWait,
 			Sent: h.sent.byFlow(), Received: h.received.byFlow(),
 		})
-	}
+	})
 	return snaps
+}
+
+// eachHost calls f for each hosted rank, under its lock, one at a time.
+func (e *Engine) eachHost(f func(h *host)) {
+	for _, h := range e.hosts {
+		if h == nil {
+			continue
+		}
+		h.mu.Lock()
+		f(h)
+		e.unlock(h)
+	}
+	e.settle()
 }
