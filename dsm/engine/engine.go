@@ -91,12 +91,12 @@ type Engine struct {
 	pages    int
 	ln       *net.UnixListener
 	hosts    []*host
-	// mu guards how the job ends: closed and err. Each rank's protocol
+	// mu guards err, the failure that ended the job. Each rank's protocol
 	// work is under its host's lock.
-	mu     sync.Mutex
-	closed bool
-	err    error // the failure that ended the job
-	// stopping is set with closed or err: no more protocol work.
+	mu  sync.Mutex
+	err error
+	// stopping is set when the job fails or the engine closes: no more
+	// protocol work.
 	stopping atomic.Bool
 	// ended is closed when the job has finished or failed.
 	ended     chan struct{}
@@ -392,10 +392,7 @@ func (e *Engine) deadlock() error {
 // second call does nothing.
 func (e *Engine) Close() {
 	e.closeOnce.Do(func() {
-		e.mu.Lock()
-		e.closed = true
 		e.stopping.Store(true)
-		e.mu.Unlock()
 		// Work under way finishes first; any after it sees the engine
 		// stopping.
 		e.eachHost(func(*host) {})
