@@ -78,7 +78,7 @@ func writeYardstick(w io.Writer, s yardSummary) error {
 			"The copies are the sequential program run as that many processes at once, each the whole problem, "+
 			"and their time is the slowest's: the ceiling beside it, the copies times the sequential time over theirs, "+
 			"is what the machine lets that many cores do side by side with no parallel overhead at all "+
-			"(they share the memory's bandwidth, the last-level cache and the clock), the speedup no parallel program of that many ranks can pass. "+
+			"(they share the memory's bandwidth, the last-level cache and the clock), the speedup no parallel program of that many ranks can pass where each rank's share of the data is served as the whole is (a share small enough for a core's own caches can beat it). "+
 			"Speedup is the sequential time over the job's; SVM ÷ MPI is the SVM job's time over the MPI job's at the same rank count; "+
 			"the one-rank overhead is the 1-rank SVM time over the sequential time. "+
 			"%s marks SVM ÷ MPI above %.2f and a one-rank overhead above %.2f: the goals. "+

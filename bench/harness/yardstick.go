@@ -173,7 +173,9 @@ const (
 	// each the whole problem: what the machine allows n cores to do side
 	// by side (its memory bandwidth, shared caches and clock shared among
 	// them) with no parallel overhead at all. n times the sequential time
-	// over theirs is the speedup no parallel program of n ranks can pass.
+	// over theirs is the speedup no parallel program of n ranks can pass,
+	// unless a rank's share of the data fits its core's caches better than
+	// the whole does.
 	copies
 )
 
