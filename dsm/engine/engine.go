@@ -307,7 +307,7 @@ func (e *Engine) lock(h *host) {
 // unlock releases h's lock; whoever releases it must settle next, as a
 // message pushed while the lock was held is the holder's to step.
 func (e *Engine) unlock(h *host) {
-	h.idle.Store(h.closed || h.gone || (h.call != nil && h.call.op != link.OpValidate && !h.call.op.Allocates()))
+	h.idle.Store(h.closed || h.gone || h.waitsForOthers())
 	h.mu.Unlock()
 }
 
@@ -375,7 +375,7 @@ func (e *Engine) deadlock() error {
 		case h.closed || h.gone:
 			gone++
 			waits = append(waits, fmt.Sprintf("rank %d has %s", h.id, map[bool]string{true: "closed", false: "exited"}[h.closed]))
-		case h.call != nil && h.call.op != link.OpValidate && !h.call.op.Allocates():
+		case h.waitsForOthers():
 			waits = append(waits, fmt.Sprintf("rank %d waits in %s", h.id, h.call))
 		default:
 			return nil

@@ -86,6 +86,13 @@ type host struct {
 	received traffic
 }
 
+// waitsForOthers reports whether h's application waits in a call that only
+// other ranks can end (a lock, a barrier, a share), not in a validation or
+// an allocation, which the protocol ends without any application.
+func (h *host) waitsForOthers() bool {
+	return h.call != nil && h.call.op != link.OpValidate && !h.call.op.Allocates()
+}
+
 // delivery is a message waiting in a rank's inbox, and the bytes it took
 // on the wire (or would have, handed over in memory).
 type delivery struct {
