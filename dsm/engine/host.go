@@ -100,11 +100,12 @@ type delivery struct {
 	size int
 }
 
-// push queues d for h.
+// push queues d for h. The count moves with the inbox, under inboxMu: a
+// pop between the append and the count would take it below zero.
 func (h *host) push(d delivery) {
 	h.inboxMu.Lock()
+	defer h.inboxMu.Unlock()
 	h.inbox = append(h.inbox, d)
-	h.inboxMu.Unlock()
 	h.pending.Add(1)
 }
 
