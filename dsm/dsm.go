@@ -78,8 +78,8 @@ type Node struct {
 	scan    []uffd.PageRegion
 	written []uffd.PageRegion
 	// yielded is when a call last let the scheduler run its goroutine
-	// afresh (see keepMonitorQuiet).
-	yielded time.Time
+	// afresh (see keepMonitorQuiet), as the time since clockOrigin.
+	yielded time.Duration
 	// local counts what this rank did alone (see alone); the engine
 	// learns it with Stats and Close.
 	local link.LocalCounts
@@ -92,17 +92,24 @@ type Node struct {
 // when one goroutine has kept its P for 10 ms; a C program's thread keeps
 // its P while it computes between calls. So a rank runs with at least two
 // Ps, and a call lets the scheduler run its goroutine afresh every few
-// milliseconds.
+// milliseconds; so do the lock calls that the control area's cache answers
+// without the engine (a C loop of cached locks alone, 200 half-steps of
+// red-black SOR at 2 ranks with a spin barrier: 0.165 -> 0.158 s).
 const yieldEvery = 5 * time.Millisecond
 
 // yieldSometimes lets the scheduler run the calling goroutine afresh if
 // yieldEvery has passed since it last did; n.mu is held.
 func (n *Node) yieldSometimes() {
-	if now := time.Now(); now.Sub(n.yielded) > yieldEvery {
+	if now := time.Since(clockOrigin); now-n.yielded > yieldEvery {
 		runtime.Gosched()
 		n.yielded = now
 	}
 }
+
+// clockOrigin makes yieldSometimes read the clock once (time.Since reads
+// only the monotonic clock, time.Now the wall clock too): it runs at every
+// cached Lock, ~0.6 us with its Unlock.
+var clockOrigin = time.Now()
 
 func keepMonitorQuiet() {
 	if runtime.GOMAXPROCS(0) < 2 {
@@ -647,6 +654,8 @@ func (n *Node) lockCached(id int) bool {
 		return false // a lock held already: the engine names the misuse
 	}
 	n.held[id] = true // counted by the area, for the engine's statistics
+	// Here, not in its release too: one clock read a pair is enough.
+	n.yieldSometimes()
 	return true
 }
 
