@@ -94,7 +94,7 @@ type Node struct {
 // Ps, and a call lets the scheduler run its goroutine afresh every few
 // milliseconds; so do the lock calls that the control area's cache answers
 // without the engine (a C loop of cached locks alone, 200 half-steps of
-// red-black SOR at 2 ranks with a spin barrier: 0.165 -> 0.158 s).
+// red-black SOR at 2 ranks with a spin barrier: 0.163 -> 0.157 s).
 const yieldEvery = 5 * time.Millisecond
 
 // yieldSometimes lets the scheduler run the calling goroutine afresh if
