@@ -824,11 +824,12 @@ func (e *Engine) flush(h *host) { e.flushing(h, false) }
 //
 // The page actions of a fault's own resolution wait, in order, until h's
 // lock is released (runDeferred): filling and mapping a run of pages takes
-// the kernel hundreds of microseconds, and under the lock the messages other
-// ranks send h (a request for a page homed at h) would wait for them. Every other flush of h first
-// carries out what waits, so h's actions keep their order; a flush that
-// completes h's call carries out everything before the reply, which may
-// tell the application to drop pages.
+// the kernel hundreds of microseconds, and under the lock the messages
+// other ranks send h (a request for a page homed at h) would wait for
+// them. Every other flush of h first carries out what waits, so h's
+// actions keep their order; a flush that completes h's call carries out
+// everything before the reply, which may tell the application to drop
+// pages.
 func (e *Engine) flushing(h *host, now bool) {
 	rd := h.proto.Ready()
 	h.actMu.Lock()
