@@ -56,8 +56,13 @@ var ErrClosed = errors.New("dsm: node is closed")
 
 // Node is this process's membership in a job.
 type Node struct {
-	mu       sync.Mutex
-	conn     *link.Conn
+	mu   sync.Mutex
+	conn *link.Conn
+	// slot, if the engine has one, carries the calls that fit in it
+	// (link.Slot); spin is how long a call looks for its reply before it
+	// sleeps.
+	slot     *link.Slot
+	spin     time.Duration
 	rank     int
 	nprocs   int
 	base     uintptr
@@ -219,6 +224,7 @@ func join(socket string, r int, o joinOptions) (*Node, error) {
 	n.nprocs, n.base, n.size, n.pageSize = j.NProcs, uintptr(j.Base), uintptr(j.Size), j.PageSize
 	n.locks, n.barriers = j.Locks, j.Barriers
 	conn.SetSpin(j.Spin)
+	n.spin = j.Spin
 	keepMonitorQuiet()
 	if j.AsyncWrites {
 		n.ctl, err = ctl.Map(fds[1], int(n.size)/n.pageSize, int(n.locks))
@@ -232,7 +238,16 @@ func join(socket string, r int, o joinOptions) (*Node, error) {
 		conn.Close()
 		return nil, fmt.Errorf("dsm: join: %w", err)
 	}
+	n.openSlot()
 	return n, nil
+}
+
+// openSlot asks the engine for a call slot. An engine without one refuses,
+// and the calls go by the socket.
+func (n *Node) openSlot() {
+	if _, fds, err := n.roundTrip(link.Request{Op: link.OpSlot}); err == nil {
+		n.slot, _ = link.MapSlot(fds) // it closes fds if it fails
+	}
 }
 
 // boundCPU returns the CPU this thread runs on if it may run on one only:
@@ -389,6 +404,16 @@ func explainUserfaultfd(err error) error {
 
 // roundTrip sends a request and waits for its reply.
 func (n *Node) roundTrip(req link.Request, fds ...int) (link.Reply, []int, error) {
+	if n.slot != nil && len(fds) == 0 && req.Op.BySlot() {
+		rep, err := n.slot.Call(req, n.conn, n.spin)
+		if err != nil {
+			return link.Reply{}, nil, fmt.Errorf("the engine is gone: %w", err)
+		}
+		if rep.Err != "" {
+			return rep, nil, errors.New(rep.Err)
+		}
+		return rep, nil, nil
+	}
 	if err := n.conn.Send(req, fds...); err != nil {
 		return link.Reply{}, nil, fmt.Errorf("the engine is gone: %w", err)
 	}
@@ -782,6 +807,9 @@ func (n *Node) Close() error {
 	_, fds, err := n.roundTrip(link.Request{Op: link.OpClose, Local: &n.local})
 	closeFDs(fds)
 	n.closeCtl()
+	if n.slot != nil {
+		n.slot.Close()
+	}
 	unmap(n.base, n.size)
 	n.conn.Close()
 	if err != nil {

@@ -467,6 +467,9 @@ func (e *Engine) serve(c *link.Conn) {
 		if connected {
 			pfds = append(pfds, unix.PollFd{Fd: int32(c.FD()), Events: unix.POLLIN})
 		}
+		if connected && h != nil && h.slot != nil {
+			pfds = append(pfds, unix.PollFd{Fd: int32(h.slot.RequestFD()), Events: unix.POLLIN})
+		}
 		if h != nil && h.uffd >= 0 {
 			pfds = append(pfds, unix.PollFd{Fd: int32(h.uffd), Events: unix.POLLIN})
 		} else if !connected {
@@ -489,6 +492,8 @@ func (e *Engine) serve(c *link.Conn) {
 				if !e.serveRequest(c, &h, &unpin) {
 					connected = false
 				}
+			case connected && h.slot != nil && int(p.Fd) == h.slot.RequestFD():
+				e.serveSlot(h)
 			case h != nil && int(p.Fd) == h.uffd:
 				if !e.readFaults(h, faults) {
 					return
@@ -526,6 +531,25 @@ func (e *Engine) serveRequest(c *link.Conn, h **host, unpin *func()) bool {
 		closeFDs(fds)
 	}
 	return true
+}
+
+// serveSlot runs the request h's application made through its call slot,
+// if it made one.
+func (e *Engine) serveSlot(h *host) {
+	e.do(h, func() {
+		// Under h's lock: the thread that answers the last call may be
+		// another, and the slot remembers which call it answers.
+		req, ok, err := h.slot.Request()
+		if !ok {
+			return
+		}
+		h.slotCall = true
+		if err != nil {
+			e.replyErr(h, req.Op, err)
+			return
+		}
+		e.request(h, req, nil)
+	})
 }
 
 func (e *Engine) join(c *link.Conn, req link.Request, fds []int) *host {
@@ -607,9 +631,16 @@ func (e *Engine) disconnected(h *host, err error) {
 	}
 }
 
-// reply answers h's request.
+// reply answers h's request, the way it came.
 func (e *Engine) reply(h *host, r link.Reply) {
-	if err := h.conn.Send(r); err != nil && !h.gone {
+	var err error
+	if h.slotCall && h.slot != nil {
+		h.slotCall = false
+		err = h.slot.Reply(r, h.conn)
+	} else {
+		err = h.conn.Send(r)
+	}
+	if err != nil && !h.gone {
 		h.gone = true
 		h.call = nil
 	}
@@ -708,6 +739,8 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 	case link.OpStats:
 		h.takeLocal(req.Local)
 		e.reply(h, link.Reply{Stats: h.stats()})
+	case link.OpSlot:
+		err = e.openSlot(h)
 	case link.OpClose:
 		h.takeLocal(req.Local)
 		h.actMu.Lock() // act reads it outside h's lock
@@ -721,6 +754,25 @@ func (e *Engine) request(h *host, req link.Request, fds []int) {
 	if err != nil {
 		e.replyErr(h, req.Op, err)
 	}
+}
+
+// openSlot makes h's call slot and sends the application its descriptors.
+func (e *Engine) openSlot(h *host) error {
+	if h.slot != nil {
+		return errors.New("the call slot is open already")
+	}
+	s, fds, err := link.NewSlot()
+	if err != nil {
+		return err
+	}
+	if err := h.conn.Send(link.Reply{}, fds...); err != nil {
+		s.Close()
+		h.gone = true
+		h.call = nil
+		return nil
+	}
+	h.slot = s
+	return nil
 }
 
 func (e *Engine) checkLock(id uint32) error {

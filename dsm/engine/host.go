@@ -64,7 +64,12 @@ type host struct {
 	// readerDone is closed when serve, which reads uffd, has stopped.
 	readerDone chan struct{}
 	conn       *link.Conn
-	pid        int
+	// slot, once the application asked for it, carries its calls beside
+	// conn; slotCall: the call under way came through it, and so does its
+	// reply.
+	slot     *link.Slot
+	slotCall bool
+	pid      int
 	// bound: the application runs on CPU cpu alone; the engine's threads
 	// that serve it run there too, so that waking them wakes no idle CPU.
 	bound bool
@@ -220,6 +225,10 @@ func (h *host) close() {
 		h.ctl.Close()
 		unix.Close(h.ctlFD)
 		h.ctl, h.ctlFD = nil, -1
+	}
+	if h.slot != nil {
+		h.slot.Close()
+		h.slot = nil
 	}
 	if h.conn != nil {
 		h.conn.Close()

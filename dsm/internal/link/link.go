@@ -49,9 +49,13 @@ const (
 	// OpWaitCounter waits until counter ID is at least Delta; reply: Value
 	// = the counter's value then.
 	OpWaitCounter
+	// OpSlot asks for a call slot (Slot); reply: its three descriptors. An
+	// engine that has none answers with an error, and the calls go by the
+	// socket.
+	OpSlot
 )
 
-var opNames = [...]string{"", "join", "attach", "alloc", "malloc", "free", "share", "lock", "unlock", "barrier", "validate", "stats", "close", "fetch-add", "set-home", "wait-counter"}
+var opNames = [...]string{"", "join", "attach", "alloc", "malloc", "free", "share", "lock", "unlock", "barrier", "validate", "stats", "close", "fetch-add", "set-home", "wait-counter", "slot"}
 
 // Allocates reports whether o is a call on the job's allocator or its
 // counters, which waits for rank 0 or a counter's keeper, not for ranks.

@@ -15,7 +15,7 @@ import (
 )
 
 // pair returns both ends of a connected unix stream socket.
-func pair(t *testing.T) (*Conn, *Conn) {
+func pair(t testing.TB) (*Conn, *Conn) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	require.NoError(t, err)
 	var conns [2]*Conn
