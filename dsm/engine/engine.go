@@ -772,6 +772,7 @@ func (e *Engine) openSlot(h *host) error {
 		return nil
 	}
 	h.slot = s
+	h.waitForReader()
 	return nil
 }
 

@@ -61,7 +61,8 @@ type host struct {
 	ctlFD   int
 	written []protocol.PageRange
 	uffd    int
-	// readerDone is closed when serve, which reads uffd, has stopped.
+	// readerDone is closed when serve, which reads uffd and slot, has
+	// stopped (see waitForReader).
 	readerDone chan struct{}
 	conn       *link.Conn
 	// slot, once the application asked for it, carries its calls beside
@@ -235,6 +236,14 @@ func (h *host) close() {
 	}
 }
 
+// waitForReader makes close wait for serve, which from now on reads h's
+// userfaultfd or its call slot, to stop first. It runs on serve's thread.
+func (h *host) waitForReader() {
+	if h.readerDone == nil {
+		h.readerDone = make(chan struct{})
+	}
+}
+
 // attach takes the userfaultfd the application registered its view of the
 // region with, and starts reading its faults.
 func (e *Engine) attach(h *host, fds []int) error {
@@ -251,7 +260,7 @@ func (e *Engine) attach(h *host, fds []int) error {
 		return err
 	}
 	h.uffd = fds[0]
-	h.readerDone = make(chan struct{}) // serve reads it from now on
+	h.waitForReader()
 	return nil
 }
 
