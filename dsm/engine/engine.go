@@ -492,7 +492,7 @@ func (e *Engine) serve(c *link.Conn) {
 				if !e.serveRequest(c, &h, &unpin) {
 					connected = false
 				}
-			case connected && h.slot != nil && int(p.Fd) == h.slot.RequestFD():
+			case connected && h != nil && h.slot != nil && int(p.Fd) == h.slot.RequestFD():
 				e.serveSlot(h)
 			case h != nil && int(p.Fd) == h.uffd:
 				if !e.readFaults(h, faults) {
