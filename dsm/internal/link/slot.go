@@ -211,22 +211,26 @@ func (s *Slot) await(c *Conn, spin time.Duration) error {
 // takeReply reads the reply to the request s.seq, from the slot or, when
 // it did not fit there or came before the slot said so, from c.
 func (s *Slot) takeReply(c *Conn) (Reply, error) {
-	if atomic.LoadUint64(s.repSeq) != s.seq || s.word(s.reply, 0) != 0 {
+	if atomic.LoadUint64(s.repSeq) != s.seq || binary.LittleEndian.Uint64(s.reply) != 0 {
 		var rep Reply
 		_, err := c.Recv(&rep)
 		return rep, err
 	}
-	rep := Reply{Value: s.word(s.reply, 1)}
-	errLen, zaps := s.word(s.reply, 2), s.word(s.reply, 3)
+	b := s.reply
+	rep := Reply{Value: binary.LittleEndian.Uint64(b[wordBytes:])}
+	errLen, zaps := binary.LittleEndian.Uint64(b[2*wordBytes:]), binary.LittleEndian.Uint64(b[3*wordBytes:])
 	at := replyWords * wordBytes
+	if errLen > slotArea || zaps > slotArea/pageRangeSize || uint64(at)+errLen+wordBytes+zaps*pageRangeSize > slotArea {
+		return Reply{}, fmt.Errorf("link: a reply of %d error bytes and %d pages to drop exceeds the call slot", errLen, zaps)
+	}
 	if errLen > 0 {
-		rep.Err = string(s.reply[at : at+int(errLen)])
+		rep.Err = string(b[at : at+int(errLen)])
 		at += (int(errLen) + wordBytes - 1) / wordBytes * wordBytes
 	}
 	if zaps > 0 {
 		rep.Zap = make([]protocol.PageRange, zaps)
 		for i := range rep.Zap {
-			rep.Zap[i] = protocol.PageRange{First: s.word32(s.reply, at), Count: s.word32(s.reply, at+4)}
+			rep.Zap[i] = protocol.PageRange{First: binary.LittleEndian.Uint32(b[at:]), Count: binary.LittleEndian.Uint32(b[at+4:])}
 			at += pageRangeSize
 		}
 	}
@@ -338,10 +342,6 @@ func (s *Slot) Reply(rep Reply, c *Conn) error {
 	}
 	return err
 }
-
-func (s *Slot) word(b []byte, i int) uint64 { return binary.LittleEndian.Uint64(b[i*wordBytes:]) }
-
-func (s *Slot) word32(b []byte, at int) uint32 { return binary.LittleEndian.Uint32(b[at:]) }
 
 // signal adds one to eventfd fd.
 func signal(fd int) error {

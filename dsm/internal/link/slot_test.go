@@ -32,13 +32,27 @@ func slotPair(t testing.TB) (rank, engine *Slot) {
 }
 
 // serveSlot answers each request through the slot with answer, as an
-// engine's thread does, until the engine's end of conn closes.
+// engine's thread does, until the test ends: it stops before the test's
+// earlier cleanups close the slot and the connection, whose descriptors
+// and memory a later test may be given again.
 func serveSlot(t testing.TB, s *Slot, conn *Conn, answer func(Request) Reply) {
 	t.Helper()
+	stop, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	require.NoError(t, err)
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		signal(stop)
+		<-done
+		unix.Close(stop)
+	})
 	go func() {
-		pfd := []unix.PollFd{{Fd: int32(s.RequestFD()), Events: unix.POLLIN}, {Fd: int32(conn.FD()), Events: unix.POLLIN}}
+		defer close(done)
+		pfd := []unix.PollFd{{Fd: int32(s.RequestFD()), Events: unix.POLLIN}, {Fd: int32(conn.FD()), Events: unix.POLLIN}, {Fd: int32(stop), Events: unix.POLLIN}}
 		for {
 			if _, err := unix.Poll(pfd, -1); err != nil && err != unix.EINTR {
+				return
+			}
+			if pfd[2].Revents != 0 {
 				return
 			}
 			if pfd[1].Revents != 0 {
@@ -233,4 +247,17 @@ func BenchmarkSocketCall(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// TestSlotRefusesCorruptReply: a reply whose counts exceed the area is an
+// error, not a read past it.
+func TestSlotRefusesCorruptReply(t *testing.T) {
+	app, _ := pair(t)
+	rank, engine := slotPair(t)
+	binary.LittleEndian.PutUint64(engine.reply[2*wordBytes:], 1<<20)
+	engine.seq = 1
+	*engine.repSeq = 1
+	rank.seq = 1
+	_, err := rank.takeReply(app)
+	assert.EqualError(t, err, "link: a reply of 1048576 error bytes and 0 pages to drop exceeds the call slot")
 }
