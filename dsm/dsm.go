@@ -59,10 +59,8 @@ type Node struct {
 	mu   sync.Mutex
 	conn *link.Conn
 	// slot, if the engine has one, carries the calls that fit in it
-	// (link.Slot); spin is how long a call looks for its reply before it
-	// sleeps.
+	// (link.Slot).
 	slot     *link.Slot
-	spin     time.Duration
 	rank     int
 	nprocs   int
 	base     uintptr
@@ -224,7 +222,6 @@ func join(socket string, r int, o joinOptions) (*Node, error) {
 	n.nprocs, n.base, n.size, n.pageSize = j.NProcs, uintptr(j.Base), uintptr(j.Size), j.PageSize
 	n.locks, n.barriers = j.Locks, j.Barriers
 	conn.SetSpin(j.Spin)
-	n.spin = j.Spin
 	keepMonitorQuiet()
 	if j.AsyncWrites {
 		n.ctl, err = ctl.Map(fds[1], int(n.size)/n.pageSize, int(n.locks))
@@ -405,7 +402,7 @@ func explainUserfaultfd(err error) error {
 // roundTrip sends a request and waits for its reply.
 func (n *Node) roundTrip(req link.Request, fds ...int) (link.Reply, []int, error) {
 	if n.slot != nil && len(fds) == 0 && req.Op.BySlot() {
-		rep, err := n.slot.Call(req, n.conn, n.spin)
+		rep, err := n.slot.Call(req, n.conn)
 		if err != nil {
 			return link.Reply{}, nil, fmt.Errorf("the engine is gone: %w", err)
 		}

@@ -631,14 +631,15 @@ func (e *Engine) disconnected(h *host, err error) {
 	}
 }
 
-// reply answers h's request, the way it came.
-func (e *Engine) reply(h *host, r link.Reply) {
+// reply answers h's request, the way it came; descriptors go by the
+// socket. A rank that cannot be sent its reply is gone.
+func (e *Engine) reply(h *host, r link.Reply, fds ...int) {
 	var err error
-	if h.slotCall && h.slot != nil {
+	if h.slotCall && h.slot != nil && len(fds) == 0 {
 		h.slotCall = false
 		err = h.slot.Reply(r, h.conn)
 	} else {
-		err = h.conn.Send(r)
+		err = h.conn.Send(r, fds...)
 	}
 	if err != nil && !h.gone {
 		h.gone = true
@@ -765,10 +766,8 @@ func (e *Engine) openSlot(h *host) error {
 	if err != nil {
 		return err
 	}
-	if err := h.conn.Send(link.Reply{}, fds...); err != nil {
+	if e.reply(h, link.Reply{}, fds...); h.gone {
 		s.Close()
-		h.gone = true
-		h.call = nil
 		return nil
 	}
 	h.slot = s

@@ -52,15 +52,15 @@ func TestCallsWithAndWithoutSlot(t *testing.T) {
 	again, _ := call(link.Request{Op: link.OpSlot})
 	assert.Equal(t, "slot: the call slot is open already", again.Err)
 
-	bySlot, err := slot.Call(link.Request{Op: link.OpAlloc, Size: 1 << 20}, c, 0)
+	bySlot, err := slot.Call(link.Request{Op: link.OpAlloc, Size: 1 << 20}, c)
 	require.NoError(t, err)
 	require.Empty(t, bySlot.Err)
 	assert.Greater(t, bySlot.Value, bySocket.Value)
-	refused, err := slot.Call(link.Request{Op: link.OpBarrier, ID: 1 << 20}, c, 0)
+	refused, err := slot.Call(link.Request{Op: link.OpBarrier, ID: 1 << 20}, c)
 	require.NoError(t, err)
 	assert.Equal(t, "barrier: barrier 1048576 out of range [0,64)", refused.Err)
 
-	stats, err := slot.Call(link.Request{Op: link.OpStats}, c, 0)
+	stats, err := slot.Call(link.Request{Op: link.OpStats}, c)
 	require.NoError(t, err)
 	require.NotNil(t, stats.Stats, "statistics come by the socket")
 }

@@ -147,10 +147,11 @@ func (s *Slot) Close() {
 func (s *Slot) RequestFD() int { return s.reqFD }
 
 // Call makes a call through the slot and waits for its reply, which may
-// come by c, the rank's connection to the same engine (the rank's side).
+// come by c, the rank's connection to the same engine (the rank's side); it
+// looks for the reply as long as c's Recv would (SetSpin) before it sleeps.
 // A request that does not fit goes by c. It returns c's errors, such as
 // the engine's end.
-func (s *Slot) Call(req Request, c *Conn, spin time.Duration) (Reply, error) {
+func (s *Slot) Call(req Request, c *Conn) (Reply, error) {
 	if !req.Op.BySlot() || !s.putRequest(req) {
 		if err := c.Send(req); err != nil {
 			return Reply{}, err
@@ -164,21 +165,21 @@ func (s *Slot) Call(req Request, c *Conn, spin time.Duration) (Reply, error) {
 	if err := signal(s.reqFD); err != nil {
 		return Reply{}, fmt.Errorf("link: waking the engine: %w", err)
 	}
-	if err := s.await(c, spin); err != nil {
+	if err := s.await(c); err != nil {
 		return Reply{}, err
 	}
 	return s.takeReply(c)
 }
 
-// await waits for the reply to the request s.seq: it looks for up to spin,
+// await waits for the reply to the request s.seq: it looks for up to c.spin,
 // yielding the CPU between looks, then sleeps until the engine wakes it or
 // c has something to read. The rank's sleeping flag and the reply's number
 // are each stored before the other is loaded, so either the rank sees the
 // reply or the engine sees it asleep.
-func (s *Slot) await(c *Conn, spin time.Duration) error {
+func (s *Slot) await(c *Conn) error {
 	var deadline time.Time
-	if spin > 0 {
-		deadline = time.Now().Add(spin)
+	if c.spin > 0 {
+		deadline = time.Now().Add(c.spin)
 	}
 	for atomic.LoadUint64(s.repSeq) != s.seq {
 		if !deadline.IsZero() && time.Now().Before(deadline) {

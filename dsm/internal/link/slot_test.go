@@ -95,12 +95,13 @@ func TestSlotCarriesCalls(t *testing.T) {
 		return rep
 	})
 	for _, spin := range []time.Duration{0, 200 * time.Microsecond} {
+		app.SetSpin(spin)
 		for i := range 50 {
 			req := Request{Op: OpBarrier, ID: uint32(i), Size: uint64(i % 3), Members: []int{0, 2, 5}}
 			for k := range i {
 				req.Written = append(req.Written, protocol.PageRange{First: uint32(k * 7), Count: uint32(k + 1)})
 			}
-			rep, err := rank.Call(req, app, spin)
+			rep, err := rank.Call(req, app)
 			require.NoError(t, err)
 			assert.Equal(t, uint64(i*10), rep.Value)
 			assert.Equal(t, strings.Repeat("e", i%3), rep.Err)
@@ -118,18 +119,18 @@ func TestSlotCarriesCalls(t *testing.T) {
 	for k := range 5000 {
 		big.Written = append(big.Written, protocol.PageRange{First: uint32(2 * k), Count: 1})
 	}
-	rep, err := rank.Call(big, app, 0)
+	rep, err := rank.Call(big, app)
 	require.NoError(t, err)
 	assert.Len(t, rep.Zap, 5000)
 	small := Request{Op: OpUnlock, ID: 4, Written: big.Written[:3000]}
 	require.True(t, rank.putRequest(small), "3 000 ranges fit in the request's area")
-	rep, err = rank.Call(small, app, 0)
+	rep, err = rank.Call(small, app)
 	require.NoError(t, err)
 	assert.Len(t, rep.Zap, 3000)
 	assert.Equal(t, uint64(40), rep.Value)
 
 	// Statistics never go through it.
-	_, err = rank.Call(Request{Op: OpStats}, app, 0)
+	_, err = rank.Call(Request{Op: OpStats}, app)
 	require.NoError(t, err)
 	assert.Equal(t, int32(1), bySocket.Load())
 }
@@ -140,11 +141,12 @@ func TestSlotCarriesCalls(t *testing.T) {
 func TestSlotSeesEngineEnd(t *testing.T) {
 	for _, spin := range []time.Duration{0, time.Millisecond} {
 		app, eng := pair(t)
+		app.SetSpin(spin)
 		rank, _ := slotPair(t)
 		time.AfterFunc(20*time.Millisecond, func() { eng.Close() })
 		done := make(chan error, 1)
 		go func() {
-			_, err := rank.Call(Request{Op: OpBarrier}, app, spin)
+			_, err := rank.Call(Request{Op: OpBarrier}, app)
 			done <- err
 		}()
 		select {
@@ -218,9 +220,10 @@ func BenchmarkSlotCall(b *testing.B) {
 	for i := range 30 {
 		req.Written = append(req.Written, protocol.PageRange{First: uint32(i * 1000), Count: 3})
 	}
+	app.SetSpin(200 * time.Microsecond)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := rank.Call(req, app, 200*time.Microsecond); err != nil {
+		if _, err := rank.Call(req, app); err != nil {
 			b.Fatal(err)
 		}
 	}
