@@ -228,13 +228,7 @@ func (s *Slot) takeReply(c *Conn) (Reply, error) {
 		rep.Err = string(b[at : at+int(errLen)])
 		at += (int(errLen) + wordBytes - 1) / wordBytes * wordBytes
 	}
-	if zaps > 0 {
-		rep.Zap = make([]protocol.PageRange, zaps)
-		for i := range rep.Zap {
-			rep.Zap[i] = protocol.PageRange{First: binary.LittleEndian.Uint32(b[at:]), Count: binary.LittleEndian.Uint32(b[at+4:])}
-			at += pageRangeSize
-		}
-	}
+	rep.Zap = getRanges(b[at:], zaps)
 	return rep, nil
 }
 
@@ -258,11 +252,7 @@ func (s *Slot) putRequest(req Request) bool {
 		binary.LittleEndian.PutUint64(b[at:], uint64(int64(m)))
 		at += wordBytes
 	}
-	for _, w := range req.Written {
-		binary.LittleEndian.PutUint32(b[at:], w.First)
-		binary.LittleEndian.PutUint32(b[at+4:], w.Count)
-		at += pageRangeSize
-	}
+	putRanges(b[at:], req.Written)
 	return true
 }
 
@@ -301,13 +291,7 @@ func (s *Slot) Request() (req Request, ok bool, err error) {
 			at += wordBytes
 		}
 	}
-	if written > 0 {
-		req.Written = make([]protocol.PageRange, written)
-		for i := range req.Written {
-			req.Written[i] = protocol.PageRange{First: binary.LittleEndian.Uint32(b[at:]), Count: binary.LittleEndian.Uint32(b[at+4:])}
-			at += pageRangeSize
-		}
-	}
+	req.Written = getRanges(b[at:], written)
 	return req, true, nil
 }
 
@@ -328,11 +312,7 @@ func (s *Slot) Reply(rep Reply, c *Conn) error {
 		at := replyWords * wordBytes
 		at += copy(b[at:], rep.Err)
 		at = (at + wordBytes - 1) / wordBytes * wordBytes
-		for _, z := range rep.Zap {
-			binary.LittleEndian.PutUint32(b[at:], z.First)
-			binary.LittleEndian.PutUint32(b[at+4:], z.Count)
-			at += pageRangeSize
-		}
+		putRanges(b[at:], rep.Zap)
 	}
 	binary.LittleEndian.PutUint64(s.reply, onSocket)
 	atomic.StoreUint64(s.repSeq, s.seq)
@@ -342,6 +322,28 @@ func (s *Slot) Reply(rep Reply, c *Conn) error {
 		}
 	}
 	return err
+}
+
+// putRanges writes page ranges into b as first, count pairs of 32-bit
+// words; b has room for them.
+func putRanges(b []byte, rs []protocol.PageRange) {
+	for i, r := range rs {
+		binary.LittleEndian.PutUint32(b[i*pageRangeSize:], r.First)
+		binary.LittleEndian.PutUint32(b[i*pageRangeSize+4:], r.Count)
+	}
+}
+
+// getRanges reads n page ranges that putRanges wrote into b (nil for
+// none); b holds them.
+func getRanges(b []byte, n uint64) []protocol.PageRange {
+	if n == 0 {
+		return nil
+	}
+	rs := make([]protocol.PageRange, n)
+	for i := range rs {
+		rs[i] = protocol.PageRange{First: binary.LittleEndian.Uint32(b[i*pageRangeSize:]), Count: binary.LittleEndian.Uint32(b[i*pageRangeSize+4:])}
+	}
+	return rs
 }
 
 // signal adds one to eventfd fd.
