@@ -399,23 +399,17 @@ func explainUserfaultfd(err error) error {
 	return fmt.Errorf("%w: %s", err, hint)
 }
 
-// roundTrip sends a request and waits for its reply.
+// roundTrip sends a request and waits for its reply. Calls that pass no
+// descriptors and get none back go through the call slot if there is one.
 func (n *Node) roundTrip(req link.Request, fds ...int) (link.Reply, []int, error) {
-	if n.slot != nil && len(fds) == 0 && req.Op.BySlot() {
-		rep, err := n.slot.Call(req, n.conn)
-		if err != nil {
-			return link.Reply{}, nil, fmt.Errorf("the engine is gone: %w", err)
-		}
-		if rep.Err != "" {
-			return rep, nil, errors.New(rep.Err)
-		}
-		return rep, nil, nil
-	}
-	if err := n.conn.Send(req, fds...); err != nil {
-		return link.Reply{}, nil, fmt.Errorf("the engine is gone: %w", err)
-	}
 	var rep link.Reply
-	got, err := n.conn.Recv(&rep)
+	var got []int
+	var err error
+	if n.slot != nil && len(fds) == 0 && req.Op.BySlot() {
+		rep, err = n.slot.Call(req, n.conn)
+	} else if err = n.conn.Send(req, fds...); err == nil {
+		got, err = n.conn.Recv(&rep)
+	}
 	if err != nil {
 		return link.Reply{}, nil, fmt.Errorf("the engine is gone: %w", err)
 	}

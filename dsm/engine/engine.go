@@ -635,8 +635,9 @@ func (e *Engine) disconnected(h *host, err error) {
 // socket. A rank that cannot be sent its reply is gone.
 func (e *Engine) reply(h *host, r link.Reply, fds ...int) {
 	var err error
-	if h.slotCall && h.slot != nil && len(fds) == 0 {
-		h.slotCall = false
+	bySlot := h.slotCall
+	h.slotCall = false
+	if bySlot && h.slot != nil && len(fds) == 0 {
 		err = h.slot.Reply(r, h.conn)
 	} else {
 		err = h.conn.Send(r, fds...)
