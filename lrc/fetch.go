@@ -119,9 +119,8 @@ const (
 // movedOn reports whether page p's pending writes include one that followed
 // a write of this rank's to it (homeless).
 func (s *State) movedOn(p uint32) bool {
-	pg := s.pages.at(p)
 	own := uint32(0)
-	for _, h := range pg.diffs {
+	for _, h := range s.homeless.at(p).diffs {
 		if h.id.Rank == s.cfg.Rank {
 			own = max(own, h.id.Index)
 		}
@@ -129,7 +128,7 @@ func (s *State) movedOn(p uint32) bool {
 	if own == 0 {
 		return false
 	}
-	for _, id := range pg.pending {
+	for _, id := range s.pages.at(p).pending {
 		if s.interval(id).VT[s.cfg.Rank] >= own {
 			return true
 		}
@@ -236,7 +235,7 @@ func (s *State) addPrefetch(pl *plan, primary uint32) {
 				continue
 			}
 			moved++
-			s.pages.at(q).movedAhead = true
+			s.homeless.at(q).movedAhead = true
 			s.movedUnknown++
 		}
 		s.planPage(pl, q)
@@ -279,13 +278,16 @@ func (s *State) send(pl *plan) {
 // HandleDiffRequest answers rank from's request for diffs with the diffs this
 // rank made or holds.
 func (s *State) HandleDiffRequest(from int, m *protocol.DiffRequest) error {
+	if s.cfg.Homes {
+		return fmt.Errorf("diff request %d from rank %d with the home-based protocol", m.ID, from)
+	}
 	resp := &protocol.DiffResponse{ID: m.ID, Pages: make([]protocol.PageDiffs, 0, len(m.Pages))}
 	for _, pr := range m.Pages {
 		if err := s.checkPage(pr.Page); err != nil {
 			return fmt.Errorf("diff request %d from rank %d: %w", m.ID, from, err)
 		}
 		pd := protocol.PageDiffs{Page: pr.Page, Diffs: make([]protocol.IntervalDiff, 0, len(pr.Intervals))}
-		s.pages.at(pr.Page).joinable = 0 // the asker has this rank's writes of the page so far
+		s.homeless.at(pr.Page).joinable = 0 // the asker has this rank's writes of the page so far
 		if pr.Base {
 			pg := s.pages.at(pr.Page)
 			switch {
@@ -368,17 +370,17 @@ func (s *State) squash(ds []protocol.IntervalDiff) error {
 }
 
 func (s *State) diffOf(p uint32, id protocol.IntervalID) (diff.Diff, error) {
-	pg := s.pages.at(p)
-	if h := findDiff(pg, id); h != nil {
+	if h := s.homeless.at(p).find(id); h != nil {
 		return h.d, nil
 	}
 	return nil, fmt.Errorf("rank %d holds no diff of page %d for interval %v", s.cfg.Rank, p, id)
 }
 
-func findDiff(pg *page, id protocol.IntervalID) *held {
-	for i := range pg.diffs {
-		if pg.diffs[i].id == id {
-			return &pg.diffs[i]
+// find returns the diff of interval id held for the page, nil if none.
+func (hp *homelessPage) find(id protocol.IntervalID) *held {
+	for i := range hp.diffs {
+		if hp.diffs[i].id == id {
+			return &hp.diffs[i]
 		}
 	}
 	return nil
@@ -409,8 +411,9 @@ func (s *State) HandleDiffResponse(from int, m *protocol.DiffResponse) error {
 			s.invalid++
 			s.stats.Refetched++
 		}
+		hp := s.homeless.at(pd.Page)
 		for _, d := range pd.Diffs {
-			pg.diffs = append(pg.diffs, held{id: d.Interval, d: d.Diff})
+			hp.diffs = append(hp.diffs, held{id: d.Interval, d: d.Diff})
 			s.metadata += int64(len(d.Diff))
 		}
 		pg.fetching--
@@ -464,9 +467,10 @@ func (s *State) checkResponse(req *request, from int, m *protocol.DiffResponse) 
 // the accesses waiting on it.
 func (s *State) settle(p uint32) error {
 	pg := s.pages.at(p)
+	hp := s.homeless.at(p)
 	var ready, still []protocol.IntervalID
 	for _, id := range pg.pending {
-		if findDiff(pg, id) != nil {
+		if hp.find(id) != nil {
 			ready = append(ready, id)
 		} else {
 			still = append(still, id)
@@ -475,7 +479,7 @@ func (s *State) settle(p uint32) error {
 	slices.SortFunc(ready, s.happensBefore)
 	page := s.pageBytes(p)
 	for _, id := range ready {
-		h := findDiff(pg, id)
+		h := hp.find(id)
 		if err := h.d.ApplyValidated(page); err != nil { // validated as it came
 			return fmt.Errorf("applying the diff of interval %v to page %d: %w", id, p, err)
 		}
@@ -557,7 +561,7 @@ func (s *State) Collect(upto protocol.VectorTime) error {
 		s.log[r] = slices.Clone(s.log[r][k:])
 		s.base[r] = upto[r]
 	}
-	for _, pg := range s.pages.used() {
+	for _, pg := range s.homeless.used() {
 		kept := pg.diffs[:0]
 		for _, h := range pg.diffs {
 			if upto.Covers(h.id) {

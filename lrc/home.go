@@ -149,12 +149,12 @@ type homePage struct {
 	// atLimit is set when it was dropped there.
 	refreshes, limit uint8
 	atLimit          bool
-	// fetchFrom+1, when set, is the previous home, which this rank, home of
-	// the page now without a current copy, fetches it from; fetchUpTo is
-	// the barrier at which the home moved: the previous home's copy holds
-	// the intervals up to it, and the diffs of later ones come here.
-	fetchFrom int32
-	fetchUpTo protocol.VectorTime
+	// sentUpTo is the index of this rank's last interval whose diff of the
+	// page went home: a pushed copy must hold it.
+	sentUpTo uint32
+	// moved, while set, is where this rank, home of the page now without a
+	// current copy, fetches it from.
+	moved *homeMove
 	// late are the diffs applied while a fetch of the page was out: the
 	// copy that comes may lack them, so they go on top of it again.
 	late []diff.Diff
@@ -164,9 +164,16 @@ type homePage struct {
 	// pushed is a copy the home pushed, for this rank to take as it leaves
 	// the next barrier of every rank.
 	pushed *pushedCopy
-	// sentUpTo is the index of this rank's last interval whose diff of the
-	// page went home: a pushed copy must hold it.
-	sentUpTo uint32
+}
+
+// homeMove is the fetch a new home without a current copy makes of its
+// page: from is the previous home, upTo the barrier at which the home
+// moved; the previous home's copy holds the intervals up to it, and the
+// diffs of later ones come here. Rare, it is kept out of homePage, which
+// every page state holds.
+type homeMove struct {
+	from int32
+	upTo protocol.VectorTime
 }
 
 // pushedCopy is a page a home pushed: its contents, what it holds, and the
@@ -255,7 +262,7 @@ func (s *State) homedHere(p uint32) bool {
 // (only a copy with a version knows; others are stale at every notice).
 func (s *State) holds(p uint32, id protocol.IntervalID) bool {
 	v := s.homeVersion(p)
-	return v != nil && s.pages.at(p).home.fetchFrom == 0 && v.holds(id, s.cfg.Rank)
+	return v != nil && s.pages.at(p).home.moved == nil && v.holds(id, s.cfg.Rank)
 }
 
 // accessHome maps current page p, homed here, for a read or a write.
@@ -359,7 +366,7 @@ func (s *State) HandleHomeDiffs(from int, m *protocol.HomeDiffs) error {
 		s.stats.DiffsApplied++
 		s.stats.DiffBytesApplied += int64(len(d))
 		s.dropHeld(pd.Page)
-		if pg.state == Invalid && len(pg.pending) == 0 && pg.fetching == 0 && pg.home.fetchFrom == 0 {
+		if pg.state == Invalid && len(pg.pending) == 0 && pg.fetching == 0 && pg.home.moved == nil {
 			s.validated(pd.Page)
 		}
 	}
@@ -392,8 +399,8 @@ func (s *State) newHomePlan() *homePlan {
 func (s *State) source(p uint32) int {
 	pg := s.pages.at(p)
 	switch {
-	case pg.home.fetchFrom > 0:
-		return int(pg.home.fetchFrom) - 1
+	case pg.home.moved != nil:
+		return int(pg.home.moved.from)
 	case s.homedHere(p):
 		return -1
 	}
@@ -406,7 +413,7 @@ func (s *State) need(p uint32) []protocol.IntervalID {
 	var need []protocol.IntervalID
 	pg := s.pages.at(p)
 	for _, id := range pg.pending {
-		if pg.home.fetchFrom > 0 && id.Index > pg.home.fetchUpTo[id.Rank] {
+		if pg.home.moved != nil && id.Index > pg.home.moved.upTo[id.Rank] {
 			continue
 		}
 		i, found := slices.BinarySearchFunc(need, id.Rank, func(a protocol.IntervalID, r int) int { return a.Rank - r })
@@ -596,7 +603,7 @@ func (s *State) PushWritten() {
 		}
 		for p := range protocol.Pages(iv.Pages) {
 			pg := s.pages.at(p)
-			if pg.home.pushTo != 0 && s.homedHere(p) && s.homeVersion(p) != nil && pg.home.fetchFrom == 0 {
+			if pg.home.pushTo != 0 && s.homedHere(p) && s.homeVersion(p) != nil && pg.home.moved == nil {
 				written = append(written, p)
 			}
 		}
@@ -689,7 +696,7 @@ func (s *State) HandlePushStop(from int, m *protocol.PushStop) error {
 func (s *State) pushCovers(p uint32) bool {
 	pg := s.pages.at(p)
 	pp := pg.home.pushed
-	if pp == nil || pp.epoch+1 != s.homes.epochs || s.homedHere(p) || pg.home.fetchFrom > 0 || pg.fetching > 0 {
+	if pp == nil || pp.epoch+1 != s.homes.epochs || s.homedHere(p) || pg.home.moved != nil || pg.fetching > 0 {
 		return false
 	}
 	if pg.home.sentUpTo > pp.holds[s.cfg.Rank] {
@@ -834,13 +841,13 @@ func (s *State) HandlePageResponse(from int, m *protocol.PageResponse) error {
 			for _, id := range req.needs[i].Need {
 				v.note(id)
 			}
-			if pg.home.fetchFrom > 0 && !slices.ContainsFunc(pg.pending, func(id protocol.IntervalID) bool {
-				return id.Index <= pg.home.fetchUpTo[id.Rank]
+			if pg.home.moved != nil && !slices.ContainsFunc(pg.pending, func(id protocol.IntervalID) bool {
+				return id.Index <= pg.home.moved.upTo[id.Rank]
 			}) {
 				// Home here since: the copy holds all the previous home
 				// had to give; later diffs come here, and those that came
 				// while the copy was on its way are on it again.
-				pg.home.fetchFrom, pg.home.fetchUpTo = 0, nil
+				pg.home.moved = nil
 				s.dropHeld(p)
 			}
 		}
@@ -851,7 +858,7 @@ func (s *State) HandlePageResponse(from int, m *protocol.PageResponse) error {
 		pg.home.late = nil
 		if len(pg.pending) == 0 {
 			s.validated(p)
-		} else if pg.want != wantNone || pg.home.refresh || pg.home.fetchFrom > 0 {
+		} else if pg.want != wantNone || pg.home.refresh || pg.home.moved != nil {
 			// Notices came while the request was out.
 			pl := s.newHomePlan()
 			s.planHomePage(pl, p)
@@ -1061,7 +1068,7 @@ func (s *State) moveHome(pl *homePlan, p uint32, to int32, epoch protocol.Vector
 		// from the previous home, which holds them or will.
 		v.base = epoch
 		if pg.state == Invalid {
-			pg.home.fetchFrom, pg.home.fetchUpTo = from+1, epoch
+			pg.home.moved = &homeMove{from: from, upTo: epoch}
 			if pg.fetching == 0 {
 				s.planHomePage(pl, p)
 			}

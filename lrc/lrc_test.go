@@ -158,7 +158,7 @@ func TestLocalFaultsAndIntervals(t *testing.T) {
 	s.CloseInterval()
 	assert.Equal(t, []Action{{ActWriteProtect, 1}}, c.actions(0), "and then page 1")
 	assert.Equal(t, ReadOnly, s.PageState(1))
-	assert.Equal(t, int64(0), s.Metadata()-intervalSize(&ivs[0])-int64(len(s.pages.at(1).diffs[0].d)), "no twin left")
+	assert.Equal(t, int64(0), s.Metadata()-intervalSize(&ivs[0])-int64(len(s.homeless.at(1).diffs[0].d)), "no twin left")
 }
 
 // TestHotPages: a page changed in every interval stays writable; its writes
@@ -583,6 +583,9 @@ func TestResponseRejects(t *testing.T) {
 	assert.ErrorContains(t, c.st[0].HandleDiffRequest(1, &protocol.DiffRequest{ID: 1, Pages: []protocol.PageIntervals{{Page: 1, Intervals: []protocol.IntervalID{id}}}}), "holds no diff of page 1")
 	assert.ErrorContains(t, c.st[0].HandleDiffRequest(1, &protocol.DiffRequest{ID: 1, Pages: []protocol.PageIntervals{{Page: 9, Intervals: []protocol.IntervalID{id}}}}), "page 9 out of range")
 	assert.ErrorContains(t, s.Fault(2, false), "page 2 out of range")
+	homes := homeCluster(t, 2, 3, false)
+	assert.ErrorContains(t, homes.st[0].HandleDiffRequest(1, &protocol.DiffRequest{ID: 1, Pages: []protocol.PageIntervals{{Page: 1, Intervals: []protocol.IntervalID{id}}}}),
+		"with the home-based protocol", "a home-based rank makes no diffs for others")
 }
 
 // TestCollect: a collection keeps the pages a rank uses or keeps, drops the

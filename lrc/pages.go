@@ -9,7 +9,7 @@ import (
 )
 
 // chunkShift sets how many pages' values are allocated together, at the
-// first use of any of them: 4096 pages (16 MiB of region, about 850 KB of
+// first use of any of them: 4096 pages (16 MiB of region, about 560 KB of
 // page states). A region is mostly untouched: its pages' states, allocated
 // and cleared up front, took longer than the rest of a job's start, and
 // the runtime's collector read them all at its first cycle.

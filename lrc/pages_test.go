@@ -4,12 +4,21 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/svmcluster/svm/protocol"
 )
+
+// TestPageStateSize: a rank's state of every page it uses is a page value;
+// its size is paid at a job's start (see homelessPage). The homeless
+// protocol's parts and the rare fetch of a moved home live elsewhere.
+func TestPageStateSize(t *testing.T) {
+	assert.LessOrEqual(t, unsafe.Sizeof(page{}), uintptr(136), "bytes a page state")
+	assert.LessOrEqual(t, unsafe.Sizeof(homePage{}), uintptr(72), "bytes of it for the home-based protocol")
+}
 
 // randomRanges returns n ranges of pages below pages, overlapping and in any
 // order, some of one page, some empty.
