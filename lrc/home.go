@@ -240,6 +240,9 @@ func (s *State) initHomes() {
 // intervals ids and every earlier interval of their ranks; a shared version
 // gives way to the page's own first.
 func (s *State) noteHolds(p uint32, ids ...protocol.IntervalID) {
+	if len(ids) == 0 {
+		return
+	}
 	pg := s.pages.at(p)
 	v := s.homeVersion(p)
 	if v.shared {
