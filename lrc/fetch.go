@@ -561,20 +561,20 @@ func (s *State) Collect(upto protocol.VectorTime) error {
 		s.log[r] = slices.Clone(s.log[r][k:])
 		s.base[r] = upto[r]
 	}
-	for _, pg := range s.homeless.used() {
-		kept := pg.diffs[:0]
-		for _, h := range pg.diffs {
+	for _, hp := range s.homeless.used() {
+		kept := hp.diffs[:0]
+		for _, h := range hp.diffs {
 			if upto.Covers(h.id) {
 				s.metadata -= int64(len(h.d))
 			} else {
 				kept = append(kept, h)
 			}
 		}
-		clear(pg.diffs[len(kept):])
-		pg.diffs = kept
-		pg.joinable = 0
+		clear(hp.diffs[len(kept):])
+		hp.diffs = kept
+		hp.joinable = 0
 		if len(kept) == 0 {
-			pg.diffs = nil
+			hp.diffs = nil
 		}
 	}
 	s.stats.Collections++

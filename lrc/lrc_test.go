@@ -912,6 +912,38 @@ func TestHomesStopTakingTurns(t *testing.T) {
 	assert.Equal(t, []byte{33, 31}, c.read(1, 0, 0, 2))
 }
 
+// TestSharedVersions: the pages whose homes move to a rank at one barrier
+// share a version until one of them holds an interval more; a diff applied
+// to one leaves the others' versions as they were.
+func TestSharedVersions(t *testing.T) {
+	c := homeCluster(t, 2, 4, false)
+	barrier(c, []protocol.HomeRange{{First: 0, Count: 4, Rank: 1, Soft: true}})
+	home := c.st[1]
+	assert.Same(t, home.homeVersion(0), home.homeVersion(2), "pages 0 and 2 moved to rank 1 at one barrier")
+	assert.Same(t, home.homeVersion(1), home.homeVersion(3), "pages 1 and 3 were at rank 1 from the start")
+	c.write(0, 0, 0, 7) // rank 0 writes pages 0 and 2, homed at rank 1
+	c.write(0, 2, 0, 8)
+	c.write(1, 1, 0, 9)
+	c.st[0].CloseInterval()
+	c.take(0)
+	c.deliverAll() // the diffs go home
+	id := protocol.IntervalID{Rank: 0, Index: c.st[0].VT()[0]}
+	assert.True(t, home.holds(0, id))
+	assert.True(t, home.holds(2, id))
+	assert.NotSame(t, home.homeVersion(0), home.homeVersion(2), "each holds the diff on a version of its own")
+	c.st[0].CloseInterval()
+	c.write(0, 0, 1, 10) // a later interval of rank 0 writes page 0 alone
+	c.st[0].CloseInterval()
+	c.take(0)
+	c.deliverAll()
+	later := protocol.IntervalID{Rank: 0, Index: c.st[0].VT()[0]}
+	assert.True(t, home.holds(0, later))
+	assert.False(t, home.holds(2, later), "page 2's version did not take page 0's diff")
+	assert.False(t, home.holds(1, id), "nor did the pages homed here from the start")
+	assert.Equal(t, []byte{7, 10}, c.read(1, 0, 0, 2))
+	assert.Equal(t, []byte{8}, c.read(1, 2, 0, 1))
+}
+
 // barrier runs a barrier of every rank of c by hand, rank 0 managing, with
 // the placements given.
 func barrier(c *cluster, placements []protocol.HomeRange) {
