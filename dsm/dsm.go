@@ -407,8 +407,8 @@ func (n *Node) roundTrip(req link.Request, fds ...int) (link.Reply, []int, error
 	var err error
 	if n.slot != nil && len(fds) == 0 && req.Op.BySlot() {
 		rep, err = n.slot.Call(req, n.conn)
-	} else if err = n.conn.Send(req, fds...); err == nil {
-		got, err = n.conn.Recv(&rep)
+	} else {
+		rep, got, err = n.conn.Call(req, fds...)
 	}
 	if err != nil {
 		return link.Reply{}, nil, fmt.Errorf("the engine is gone: %w", err)

@@ -28,9 +28,7 @@ func TestCallsWithAndWithoutSlot(t *testing.T) {
 	defer c.Close()
 	call := func(req link.Request) (link.Reply, []int) {
 		t.Helper()
-		require.NoError(t, c.Send(req))
-		var rep link.Reply
-		fds, err := c.Recv(&rep)
+		rep, fds, err := c.Call(req)
 		require.NoError(t, err)
 		return rep, fds
 	}

@@ -313,6 +313,17 @@ func (c *Conn) Send(v any, fds ...int) error {
 	return nil
 }
 
+// Call sends req, with fds, and reads its reply (the rank's side): a call
+// by the socket.
+func (c *Conn) Call(req Request, fds ...int) (Reply, []int, error) {
+	if err := c.Send(req, fds...); err != nil {
+		return Reply{}, nil, err
+	}
+	var rep Reply
+	got, err := c.Recv(&rep)
+	return rep, got, err
+}
+
 // Recv reads one frame into v and returns the descriptors that came with
 // it. io.EOF means the peer closed the connection between frames. A frame
 // for a *Request may take 1 MiB, any other 64 MiB.

@@ -153,11 +153,7 @@ func (s *Slot) RequestFD() int { return s.reqFD }
 // the engine's end.
 func (s *Slot) Call(req Request, c *Conn) (Reply, error) {
 	if !req.Op.BySlot() || !s.putRequest(req) {
-		if err := c.Send(req); err != nil {
-			return Reply{}, err
-		}
-		var rep Reply
-		_, err := c.Recv(&rep)
+		rep, _, err := c.Call(req) // no call that may go through a slot gets descriptors
 		return rep, err
 	}
 	s.seq++
